@@ -1,0 +1,263 @@
+"""Attention with every intermediate matrix exposed: the front door of attnviz.
+
+Shape letters: B batch, T queries, S keys, Dq/Dk/Dv query/key/value features.
+
+    weights = softmax(score(Q, K) / sqrt(Dk) + M)      output = weights V
+
+`compute_attention` checks its inputs, builds the mask with `masks`, scores with the Keras
+layers of `scoring` and runs `attention_stages`, the one implementation of masking, softmax and
+the weighted sum (the `ScoredAttention` layer runs the same function inside Keras models).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import keras
+import numpy as np
+from keras import ops
+
+from attnviz.checks import as_float_array, check_choice, check_int, describe
+from attnviz.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
+from attnviz.masks import build_mask, check_padding_mask, check_window
+from attnviz.scoring import SCORE_KINDS, make_score_layer, resolve_params
+
+MASK_VALUES = ("-inf", "-1e9")
+NEG_LARGE = -1e9  # what the Keras tutorials add to masked logits (float32)
+
+
+@dataclass(frozen=True)
+class AttentionSettings:
+    """How attention is computed; everything but the inputs and the weights."""
+
+    score: str = "dot"  # "dot", "general" or "concat"
+    scale: bool = True  # divide scores by sqrt(Dk)
+    causal: bool = False  # query i attends key j only if j <= i
+    window: int | None = None  # local attention: only if |i - j| <= window; None = off
+    mask_value: str = "-inf"  # "-inf" (fully masked rows give zeros) or "-1e9" (Keras tutorials)
+    seed: int = 0  # draws the learned scoring weights not given in `params`
+
+    def __post_init__(self) -> None:
+        check_choice(self.score, "score", SCORE_KINDS)
+        check_choice(self.mask_value, "mask_value", MASK_VALUES)
+        check_window(self.window)
+        check_int(self.seed, "seed", low=0, high=2**32 - 1)
+        for name in ("scale", "causal"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(
+                    f"`{name}` must be True or False. Received: {describe(getattr(self, name))}."
+                )
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """Every stage of one attention computation, as read-only numpy arrays (float32 / bool).
+
+    Arrays keep the batch axis when the inputs had one: `(B, T, S)`, else `(T, S)`.
+    """
+
+    scores: np.ndarray  # (…, T, S) score(Q, K), divided by sqrt(Dk) when scaling, before masking
+    mask: np.ndarray  # (…, T, S) bool, True = the query may attend the key
+    masked_scores: np.ndarray  # (…, T, S) the logits softmax sees (-inf or score - 1e9 if masked)
+    weights: np.ndarray  # (…, T, S) softmax over keys; rows sum to 1 (0 if fully masked, -inf)
+    output: np.ndarray  # (…, T, Dv) weights @ value
+    fully_masked: np.ndarray  # (…, T) bool, True = the query row has no allowed key
+    params: dict[str, np.ndarray]  # learned scoring weights actually used (W, W_q, W_k, v, b)
+    settings: AttentionSettings  # how the result was computed
+    scale_factor: float  # what the raw scores were multiplied by: 1/sqrt(Dk), or 1.0
+    d_k: int = field(default=0)  # key features Dk
+
+    @property
+    def raw_scores(self) -> np.ndarray:
+        """`(…, T, S)` the scores before scaling by 1/sqrt(Dk)."""
+        return self.scores / np.float32(self.scale_factor)
+
+
+def attention_stages(scores: Any, mask: Any, value: Any, mask_value: str) -> tuple[Any, Any, Any]:
+    """Mask the scores, softmax over keys and take the weighted sum of the values.
+
+    Args:
+        scores: `(B, T, S)` float tensor.
+        mask: `(B, T, S)` bool tensor, True = allowed, or None for no mask.
+        value: `(B, S, Dv)` float tensor.
+        mask_value: "-inf": masked logits are -inf and a row with no allowed key gets zero
+            weights; "-1e9": add -1e9 to masked logits in float32, as the Keras tutorials do
+            (a fully masked row then comes out uniform).
+
+    Returns:
+        `(masked_scores (B, T, S), weights (B, T, S), output (B, T, Dv))`.
+    """
+    if mask is None:
+        masked, weights = scores, ops.softmax(scores, axis=-1)
+    elif mask_value == "-1e9":
+        masked = scores + ops.where(mask, 0.0, NEG_LARGE)  # (B, T, S)
+        weights = ops.softmax(masked, axis=-1)
+    else:
+        masked = ops.where(mask, scores, -math.inf)  # (B, T, S)
+        weights = _softmax_or_zeros(masked)
+    output = ops.matmul(weights, value)  # (B, T, S) x (B, S, Dv) -> (B, T, Dv)
+    return masked, weights, output
+
+
+def _softmax_or_zeros(logits: Any) -> Any:
+    """Softmax over the last axis where a row of all -inf gives zeros instead of NaN."""
+    row_max = ops.max(logits, axis=-1, keepdims=True)  # (B, T, 1)
+    row_max = ops.where(ops.isfinite(row_max), row_max, 0.0)
+    exps = ops.exp(logits - row_max)  # (B, T, S); exp(-inf) = 0 exactly
+    total = ops.sum(exps, axis=-1, keepdims=True)  # (B, T, 1)
+    return exps / ops.where(total > 0, total, 1.0)
+
+
+@keras.saving.register_keras_serializable(package="attnviz")
+class ScoredAttention(keras.layers.Layer):
+    """A Keras layer: any attnviz score layer followed by masking, softmax and the weighted sum.
+
+    Call with `query (B, T, Dq)`, `value (B, S, Dv)`, optional `key (B, S, Dk)` (defaults to
+    `value`) and optional bool `mask (B, T, S)`; returns the output `(B, T, Dv)`, and the
+    weights `(B, T, S)` too with `return_attention_scores=True`.
+    """
+
+    def __init__(self, scorer: keras.layers.Layer, mask_value: str = "-inf", **kwargs: Any):
+        super().__init__(**kwargs)
+        self.scorer = scorer
+        self.mask_value = check_choice(mask_value, "mask_value", MASK_VALUES)
+
+    def call(self, query, value, key=None, mask=None, return_attention_scores=False):
+        key = value if key is None else key
+        scores = self.scorer(query, key)  # (B, T, S)
+        _, weights, output = attention_stages(scores, mask, value, self.mask_value)
+        return (output, weights) if return_attention_scores else output
+
+    def get_config(self) -> dict[str, Any]:
+        scorer = keras.saving.serialize_keras_object(self.scorer)
+        return {**super().get_config(), "scorer": scorer, "mask_value": self.mask_value}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> ScoredAttention:
+        config = dict(config)
+        config["scorer"] = keras.saving.deserialize_keras_object(config["scorer"])
+        return cls(**config)
+
+
+def compute_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    *,
+    score: str = "dot",
+    scale: bool = True,
+    causal: bool = False,
+    key_padding_mask: Any = None,
+    window: int | None = None,
+    mask_value: str = "-inf",
+    params: Mapping[str, Any] | None = None,
+    seed: int = 0,
+) -> AttentionResult:
+    """Compute attention and return every intermediate matrix.
+
+    Args:
+        query: `(T, Dq)` or `(B, T, Dq)` array-like.
+        key: `(S, Dk)` or `(B, S, Dk)`.
+        value: `(S, Dv)` or `(B, S, Dv)`.
+        score: "dot" (`q·k`, needs Dq == Dk), "general" (`q W kᵀ`) or "concat"
+            (`v·tanh(q W_q + k W_k [+ b])`).
+        scale: divide the scores by sqrt(Dk).
+        causal: query i may attend key j only if j <= i.
+        key_padding_mask: bool `(S,)` or `(B, S)`, True = real token, False = padding.
+        window: local attention: query i may attend key j only if |i - j| <= window.
+        mask_value: "-inf" or "-1e9" (see `attention_stages`).
+        params: learned scoring weights by name; missing ones are drawn from `seed`.
+        seed: seed for the missing weights.
+
+    Returns:
+        An `AttentionResult`.
+
+    Raises:
+        ValueError: with what is wrong, what is allowed and what was received.
+    """
+    settings = AttentionSettings(score, scale, causal, window, mask_value, seed)
+    q, k, v, batched = _check_inputs(query, key, value, score)
+    batch, t, s = q.shape[0], q.shape[1], k.shape[1]
+    padding = None
+    if key_padding_mask is not None:
+        padding = check_padding_mask(key_padding_mask, batch if batched else None, s)
+    mask = build_mask(batch, t, s, causal=causal, window=window, key_padding_mask=padding)
+    used = resolve_params(score, q.shape[-1], k.shape[-1], params, seed)
+    scorer = make_score_layer(score, q.shape[-1], k.shape[-1], scale=scale, params=used)
+    scores = scorer(q, k)  # (B, T, S)
+    any_masked = not mask.all()
+    masked, weights, output = attention_stages(scores, mask if any_masked else None, v, mask_value)
+    stages = [np.asarray(x) for x in (scores, masked, weights, output)]
+    if not any_masked:
+        stages[1] = stages[0]
+    unbatch = (lambda a: a) if batched else (lambda a: a[0])
+    arrays = [_frozen(unbatch(a)) for a in (*stages, mask, ~mask.any(axis=-1))]
+    return AttentionResult(
+        scores=arrays[0],
+        masked_scores=arrays[1],
+        weights=arrays[2],
+        output=arrays[3],
+        mask=arrays[4],
+        fully_masked=arrays[5],
+        params={name: _frozen(w) for name, w in used.items()},
+        settings=settings,
+        scale_factor=1.0 / math.sqrt(k.shape[-1]) if scale else 1.0,
+        d_k=k.shape[-1],
+    )
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    array = np.asarray(array)
+    array.flags.writeable = False
+    return array
+
+
+def _check_inputs(query: Any, key: Any, value: Any, score: str):
+    """Check Q, K, V and return them as float32 `(B, ·, ·)` arrays plus whether B was given."""
+    q = as_float_array(query, "query")
+    k = as_float_array(key, "key")
+    v = as_float_array(value, "value")
+    if not q.ndim == k.ndim == v.ndim:
+        raise ValueError(
+            "`query`, `key` and `value` must all have a batch axis or none. "
+            f"Received shapes query {q.shape}, key {k.shape}, value {v.shape}."
+        )
+    batched = q.ndim == 3
+    if not batched:
+        q, k, v = q[None], k[None], v[None]  # (1, ·, ·)
+    _check_shapes(q.shape, k.shape, v.shape, score)
+    return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), batched
+
+
+def _check_shapes(qs: tuple, ks: tuple, vs: tuple, score: str) -> None:
+    shapes = f"query {qs}, key {ks}, value {vs}"
+    if not qs[0] == ks[0] == vs[0]:
+        raise ValueError(
+            f"`query`, `key` and `value` must have the same batch size. Received: {shapes}."
+        )
+    if ks[1] != vs[1]:
+        raise ValueError(
+            f"`key` must have as many rows as `value`. Received: {shapes}. "
+            "Give one value row per key row."
+        )
+    if score == "dot" and qs[2] != ks[2]:
+        raise ValueError(
+            f'score="dot" needs as many query features as key features (Dq == Dk). Received: '
+            f'{shapes}. Give Q and K the same number of columns, or use score="general" or '
+            '"concat", which learn a map between them.'
+        )
+    for name, shape in (("query", qs), ("key", ks), ("value", vs)):
+        if shape[1] > MAX_TOKENS or shape[2] > MAX_FEATURES:
+            raise ValueError(
+                f"`{name}` is too large: {shape[1]} rows × {shape[2]} columns. The limits are "
+                f"{MAX_TOKENS} rows (tokens) and {MAX_FEATURES} columns (features)."
+            )
+    if qs[0] > MAX_BATCH or qs[0] * qs[1] * ks[1] > MAX_SCORE_CELLS:
+        raise ValueError(
+            f"The batch is too large: {qs[0]} × {qs[1]} × {ks[1]} attention cells; the limits are "
+            f"{MAX_BATCH} sequences and {MAX_SCORE_CELLS:,} cells in all. Use fewer or shorter "
+            "sequences."
+        )

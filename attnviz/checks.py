@@ -1,0 +1,89 @@
+"""Input checks shared by the public entry points.
+
+Every check raises `ValueError` with a message in the Keras pattern: what is wrong, what is
+allowed, what was received, and a hint on how to fix it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attnviz.limits import MAX_ABS_VALUE
+
+
+def describe(value: Any) -> str:
+    """A short, safe description of a received value for error messages."""
+    if isinstance(value, np.ndarray):
+        return f"array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_float_array(value: Any, name: str, *, ndim: tuple[int, ...] = (2, 3)) -> np.ndarray:
+    """Convert an array-like to a finite float64 numpy array with one of the allowed ranks.
+
+    Raises:
+        ValueError: for ragged or non-numeric input, a wrong rank, empty axes or non-finite values.
+    """
+    if value is None:
+        raise ValueError(f"`{name}` is missing. Give a matrix of numbers (rows of equal length).")
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as err:  # ragged nested lists
+        raise ValueError(
+            f"`{name}` could not be read as a matrix: its rows have different lengths or it "
+            f"holds something other than numbers. Received: {describe(value)}. "
+            "Give every row the same number of columns."
+        ) from err
+    if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+        raise ValueError(
+            f"`{name}` must hold numbers only. Received: {describe(value)}. "
+            "Remove text and give every row the same number of columns."
+        )
+    if np.iscomplexobj(array):
+        raise ValueError(f"`{name}` must hold real numbers. Received complex dtype {array.dtype}.")
+    allowed = " or ".join(f"{n}-D" for n in ndim)
+    if array.ndim not in ndim:
+        raise ValueError(
+            f"`{name}` must be {allowed} (rows × columns, optionally with a leading batch axis). "
+            f"Received shape {array.shape}."
+        )
+    if 0 in array.shape:
+        raise ValueError(
+            f"`{name}` is empty: shape {array.shape}. Give at least one row and one column."
+        )
+    array = array.astype(np.float64, copy=False)
+    if not np.all(np.isfinite(array)):
+        bad = np.argwhere(~np.isfinite(array))[0]
+        where = ", ".join(str(int(i)) for i in bad)
+        raise ValueError(
+            f"`{name}` holds a non-finite number ({array[tuple(bad)]}) at index ({where}). "
+            "Only finite numbers are allowed: replace NaN and infinity with ordinary values."
+        )
+    biggest = float(np.abs(array).max())
+    if biggest > MAX_ABS_VALUE:
+        raise ValueError(
+            f"`{name}` holds a number too large to compute with ({biggest:.3g}). "
+            f"Values must have magnitude at most {MAX_ABS_VALUE:.0e}; rescale your matrix."
+        )
+    return array
+
+
+def check_int(value: Any, name: str, *, low: int, high: int | None = None) -> int:
+    """Check that `value` is an integer within [low, high] and return it as `int`."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"`{name}` must be a whole number. Received: {describe(value)}.")
+    if value < low or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"{low} or more"
+        raise ValueError(f"`{name}` must be {span}. Received: {value}.")
+    return int(value)
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """Check that `value` is one of the allowed strings."""
+    if value not in choices:
+        listed = ", ".join(f'"{c}"' for c in choices)
+        raise ValueError(f"`{name}` must be one of {listed}. Received: {describe(value)}.")
+    return value

@@ -1,0 +1,16 @@
+"""Documented size limits for every public entry point.
+
+The app and the package share these numbers so that the limits users read in error messages,
+the README and the UI are always the same ones the code enforces.
+"""
+
+MAX_TOKENS = 4096  # most queries T or keys S in one attention matrix
+MAX_FEATURES = 1024  # most features Dq, Dk, Dv (and concat units U)
+MAX_BATCH = 1024  # most sequences B in one batch
+MAX_SCORE_CELLS = MAX_TOKENS * MAX_TOKENS  # most B*T*S cells across the whole batch
+MAX_INPUT_CELLS = MAX_TOKENS * MAX_FEATURES  # most numbers in one Q, K or V matrix (per batch item)
+MAX_TEXT_CHARS = 1_000_000  # most characters of matrix text the parser reads
+MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # most bytes of one uploaded CSV / JSON / .npy file
+MAX_SENTENCE_CHARS = 20_000  # most characters in one sentence
+MAX_SENTENCES = 64  # most sentences encoded together
+MAX_ABS_VALUE = 1e15  # largest magnitude of any input number (keeps float32 scores finite)
