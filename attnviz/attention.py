@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import keras
@@ -69,6 +69,13 @@ class AttentionResult:
     settings: AttentionSettings  # how the result was computed
     scale_factor: float  # what the raw scores were multiplied by: 1/sqrt(Dk), or 1.0
     d_k: int = field(default=0)  # key features Dk
+
+    def item(self, index: int) -> AttentionResult:
+        """The result of one batch item (drops the batch axis)."""
+        if self.weights.ndim != 3:
+            return self
+        arrays = ("scores", "mask", "masked_scores", "weights", "output", "fully_masked")
+        return replace(self, **{name: getattr(self, name)[index] for name in arrays})
 
     @property
     def raw_scores(self) -> np.ndarray:

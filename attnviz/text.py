@@ -78,6 +78,12 @@ class EncodedSentences:
     seed: int  # seed of the token embeddings and the projection weights
     use_positional: bool  # whether the positional encoding was added
 
+    def __post_init__(self) -> None:
+        """Make every array read-only, so the frozen result cannot change in place either."""
+        for value in (*vars(self).values(), *self.params.values()):
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
     def sentence_tokens(self, index: int) -> tuple[str, ...]:
         """The real tokens of sentence `index` (0-based), without padding."""
         index = check_int(index, "index", low=0, high=len(self.tokens) - 1)
@@ -184,10 +190,6 @@ def encode_sentences(
     key = inputs @ params["W_K"]  # (B, T, D) x (D, Dk) -> (B, T, Dk)
     value = inputs @ params["W_V"]  # (B, T, D) x (D, Dv) -> (B, T, Dv)
     padding_mask = np.arange(length)[None, :] < lengths[:, None]  # (1, T) < (B, 1) -> (B, T)
-    for array in (lengths, padding_mask, embeddings, pe, inputs, query, key, value):
-        array.flags.writeable = False
-    for array in params.values():
-        array.flags.writeable = False
     return EncodedSentences(
         sentences=texts,
         tokens=tokens,

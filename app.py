@@ -1,0 +1,5 @@
+"""attnviz: an interactive attention visualiser. Run with `streamlit run app.py`."""
+
+from attnviz.ui.main import main
+
+main()

@@ -1,0 +1,794 @@
+"""Plotly figures of attention matrices: heatmap, focus row, difference and line view.
+
+Shape letters: T rows (queries), S columns (keys, or features for output vectors).
+
+Pure numpy + plotly (no streamlit, no TensorFlow), so the figures work in a notebook too.
+
+Design, in one place:
+- Colours. Weights use Viridis from exactly 0 to 1 (perceptually uniform, readable in grey and
+  by colour-blind viewers). Signed numbers use ColorBrewer RdBu reversed (blue < 0 < red),
+  a diverging scale ColorBrewer lists as colour-blind safe, centred on 0 by a symmetric range.
+  Blocked cells are a neutral grey that appears on neither scale, never a colour of the scale.
+- Axes. Cells sit at numeric positions, so repeated tokens stay separate cells. The data axes
+  (`xaxis`, `yaxis`) list a name for every cell in `ticktext` but hide it; plotly uses that text
+  for `%{x}` / `%{y}` in hover labels. Readable, thinned tick labels live on the overlay axes
+  `xaxis2` / `yaxis2`, which follow the data axes when zooming.
+- Labels are user text and plotly renders text as HTML-ish markup, so every label and title is
+  cut to `LABEL_CHARS` characters and HTML-escaped.
+- Large matrices. Above `max_side` cells per side the heatmap draws an overview of blocks of
+  ceil(T / max_side) x ceil(S / max_side) cells, and says so in its title. Weights pool to the
+  attention mass of a block (sum over its keys, mean over its queries): the overview rows still
+  sum to one, a peak stays visible and a uniform row stays uniform. Other matrices pool to the
+  mean of the block's allowed cells; the mask pools to "allowed" if any cell is allowed. A block
+  is blocked only if all its cells are. `focus_row` shows one query's exact values.
+- Line view. One trace per (query, opacity level) and a dropdown that shows all queries or one.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.colors
+import plotly.graph_objects as go
+
+from attnviz.checks import check_choice, check_int, describe
+
+MAX_SIDE = 256  # most heatmap cells per side before drawing a pooled overview
+TEXT_SIDE = 12  # print values in the cells when both sides are at most this
+MARK_SIDE = 16  # print "✕" in blocked cells when both sides are at most this
+MAX_TICKS = 40  # most tick labels per axis; more positions get a thinned subset
+LABEL_CHARS = 40  # labels longer than this are cut (keeps figures small and readable)
+FONT_SIZE = 12
+LINE_VIEW_MAX_TOKENS = 64  # most queries or keys in the line view
+LINE_MIN_WEIGHT = 0.01  # the line view omits lines below this weight
+LINE_LEVELS = 10  # line opacities are rounded up to multiples of 1 / LINE_LEVELS
+
+BLOCKED_COLOR = "#9a9a9a"  # neutral mid grey: on neither scale, visible on light and dark pages
+ALLOWED_COLOR = "#31688e"  # Viridis blue: darker than the grey and of a different hue
+LINE_COLOR = "#3b82f6"  # mid blue, visible on light and dark pages
+
+
+def _even_scale(colors: Sequence[str]) -> list[list[Any]]:
+    """A plotly colour scale with `colors` evenly spaced from 0 to 1."""
+    last = len(colors) - 1
+    return [[i / last, color] for i, color in enumerate(colors)]
+
+
+WEIGHTS_COLORSCALE = _even_scale(plotly.colors.sequential.Viridis)
+SIGNED_COLORSCALE = _even_scale(plotly.colors.diverging.RdBu[::-1])  # blue < 0 < red
+MASK_COLORSCALE = [
+    [0.0, BLOCKED_COLOR],
+    [0.5, BLOCKED_COLOR],
+    [0.5, ALLOWED_COLOR],
+    [1.0, ALLOWED_COLOR],
+]
+BLOCKED_COLORSCALE = [[0.0, BLOCKED_COLOR], [1.0, BLOCKED_COLOR]]
+
+
+def sequential_scale() -> list[list[Any]]:
+    """The colour scale of attention weights (Viridis, 0 to 1)."""
+    return [list(stop) for stop in WEIGHTS_COLORSCALE]
+
+
+def diverging_scale() -> list[list[Any]]:
+    """The colour scale of signed values (RdBu reversed: blue negative, red positive)."""
+    return [list(stop) for stop in SIGNED_COLORSCALE]
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How one kind of matrix is coloured, pooled and described."""
+
+    colorscale: list[list[Any]]  # plotly colour scale
+    rule: str  # pooling rule: "mean", "mass" or "any" (see `pool_matrix`)
+    value_name: str  # what one cell holds, for hover text
+    pooled_name: str  # what one overview cell holds
+    col_title: str  # default column title
+
+
+_KINDS = {
+    "signed": _Kind(SIGNED_COLORSCALE, "mean", "value", "mean of allowed cells", "key"),
+    "weights": _Kind(
+        WEIGHTS_COLORSCALE,
+        "mass",
+        "weight",
+        "attention mass (sum over keys, mean over queries)",
+        "key",
+    ),
+    "mask": _Kind(MASK_COLORSCALE, "any", "allowed", "allowed (some cells)", "key"),
+    "values": _Kind(SIGNED_COLORSCALE, "mean", "value", "mean of cells", "feature"),
+}
+KINDS = tuple(_KINDS)
+POOL_RULES = ("mean", "mass", "any")
+
+
+@dataclass(frozen=True)
+class PooledMatrix:
+    """A matrix reduced to at most `max_side` blocks per side (blocks of one cell if it fits)."""
+
+    values: np.ndarray  # (R, C) float32 pooled values, NaN where the block is blocked
+    blocked: np.ndarray  # (R, C) bool, True = every cell of the block is blocked
+    row_edges: np.ndarray  # (R + 1,) int, block r holds rows row_edges[r] .. row_edges[r + 1] - 1
+    col_edges: (
+        np.ndarray
+    )  # (C + 1,) int, block c holds columns col_edges[c] .. col_edges[c + 1] - 1
+
+    @property
+    def block_shape(self) -> tuple[int, int]:
+        """Rows x columns of source cells in one (full) block."""
+        return int(self.row_edges[1] - self.row_edges[0]), int(
+            self.col_edges[1] - self.col_edges[0]
+        )
+
+    @property
+    def is_overview(self) -> bool:
+        """True if some block holds more than one cell."""
+        return self.block_shape != (1, 1)
+
+
+def pool_matrix(
+    values: np.ndarray, blocked: np.ndarray, *, max_side: int = MAX_SIDE, rule: str = "mean"
+) -> PooledMatrix:
+    """Pool `(T, S)` values into blocks of ceil(T / max_side) x ceil(S / max_side) cells.
+
+    Args:
+        values: `(T, S)` float array; blocked cells may hold anything (-inf, NaN).
+        blocked: `(T, S)` bool, True = blocked.
+        max_side: most blocks per side.
+        rule: "mean" of the allowed cells; "mass": sum of the allowed cells over the block's
+            columns, mean over its rows (pooled attention rows still sum to one); "any": 1.0.
+
+    Returns:
+        A `PooledMatrix` of `(R, C)` blocks; a block is blocked if all its cells are.
+    """
+    check_choice(rule, "rule", POOL_RULES)
+    row_edges = _block_edges(values.shape[0], max_side)  # (R + 1,)
+    col_edges = _block_edges(values.shape[1], max_side)  # (C + 1,)
+    sizes = (int(row_edges[1]), int(col_edges[1]))  # rows x columns of a full block
+    allowed = ~blocked
+    counts = _block_sums(allowed, sizes, np.int32)  # (R, C) allowed cells per block
+    pooled_blocked = counts == 0
+    if rule == "any":
+        pooled = np.ones(counts.shape)
+    else:
+        sums = _block_sums(np.where(allowed, values, 0), sizes, values.dtype)  # (R, C)
+        rows = np.diff(row_edges)[:, None]  # (R, 1) rows per block
+        pooled = sums / np.where(pooled_blocked, 1, counts) if rule == "mean" else sums / rows
+    pooled = np.where(pooled_blocked, np.nan, pooled).astype(np.float32)
+    return PooledMatrix(pooled, pooled_blocked, row_edges, col_edges)
+
+
+def _block_edges(n: int, max_side: int) -> np.ndarray:
+    """`(blocks + 1,)` edges of blocks of ceil(n / max_side) positions (the last may be short)."""
+    return np.append(np.arange(0, n, math.ceil(n / max_side)), n)
+
+
+def _block_sums(cells: np.ndarray, sizes: tuple[int, int], dtype: Any) -> np.ndarray:
+    """`(T, S)` -> `(R, C)` sums over blocks of `sizes` cells (the last ones may be short)."""
+    by_rows = _group_sums(cells, sizes[0], dtype)  # (T, S) -> (R, S)
+    return _group_sums(by_rows.T, sizes[1], dtype).T  # (S, R) -> (C, R) -> (R, C)
+
+
+def _group_sums(cells: np.ndarray, size: int, dtype: Any) -> np.ndarray:
+    """`(N, M)` -> `(ceil(N / size), M)` sums of consecutive groups of `size` rows.
+
+    A reshape and sum: ten times faster than `np.add.reduceat` along the first axis.
+    """
+    if size == 1:
+        return cells.astype(dtype, copy=False)
+    full = cells.shape[0] // size * size
+    sums = cells[:full].reshape(-1, size, cells.shape[1]).sum(axis=1, dtype=dtype)
+    if full < cells.shape[0]:  # a shorter last group
+        sums = np.concatenate([sums, cells[full:].sum(axis=0, keepdims=True, dtype=dtype)])
+    return sums
+
+
+def heatmap(
+    matrix: Any,
+    *,
+    row_labels: Sequence[Any] | None = None,
+    col_labels: Sequence[Any] | None = None,
+    kind: str = "signed",
+    title: str = "",
+    blocked: Any = None,
+    blocked_label: str = "masked",
+    row_title: str = "query",
+    col_title: str | None = None,
+    max_side: int = MAX_SIDE,
+) -> go.Figure:
+    """A heatmap of one matrix: rows (queries) down, columns (keys or features) across.
+
+    Args:
+        matrix: `(T, S)` numbers. -inf cells count as blocked; NaN is allowed in blocked cells.
+            For kind "mask": bools or 0/1, True = allowed.
+        row_labels: `(T,)` labels (tokens); default "0", "1", ...
+        col_labels: `(S,)` labels; default "0", "1", ...
+        kind: "signed" (diverging, centred on 0), "weights" (sequential, 0 to 1), "mask"
+            (allowed / blocked) or "values" (diverging; rows are queries, columns features).
+        title: figure title (shown as plain text).
+        blocked: `(T, S)` bool, True = blocked by the mask; drawn grey, not coloured.
+        blocked_label: hover text of blocked cells, e.g. "masked (−∞)".
+        row_title: name of a row; col_title: name of a column (default "key", or "feature").
+        max_side: most cells per side before drawing a pooled overview (see `pool_matrix`).
+
+    Returns:
+        A `go.Figure`: trace 0 the values (NaN where blocked), trace 1 (if any cell is blocked)
+        grey blocked cells.
+
+    Raises:
+        ValueError: for an unknown kind, bad shapes or labels, or values the kind cannot show.
+    """
+    style = _KINDS[check_choice(kind, "kind", KINDS)]
+    values, blocked = _prepare_matrix(matrix, blocked, kind)
+    rows = _labels(row_labels, values.shape[0], "row_labels")
+    cols = _labels(col_labels, values.shape[1], "col_labels")
+    max_side = check_int(max_side, "max_side", low=1)
+    grid = pool_matrix(values, blocked, max_side=max_side, rule=style.rule)
+    names = (_escape(row_title), _escape(style.col_title if col_title is None else col_title))
+    fig = go.Figure(_value_trace(grid, style, kind, names))
+    if grid.blocked.any():
+        fig.add_trace(_blocked_trace(grid, names, _escape(blocked_label)))
+    fig.add_trace(_label_axes_trace())
+    note = _overview_note(grid, style) if grid.is_overview else ""
+    fig.update_layout(
+        _base_layout(_escape(title) + note, len(grid.row_edges) - 1, bool(note)),
+        xaxis=_data_axis(_cell_names(cols, grid.col_edges)),
+        yaxis=_data_axis(_cell_names(rows, grid.row_edges), reverse=True),
+        xaxis2=_label_axis(cols, values.shape[1], names[1], "x"),
+        yaxis2=_label_axis(rows, values.shape[0], names[0], "y"),
+    )
+    return fig
+
+
+def _prepare_matrix(matrix: Any, blocked: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Check the matrix and the blocked cells; return `(T, S)` float values and bool blocked."""
+    values = _as_matrix(matrix, "matrix", ndim=2)
+    blocked = _as_blocked(blocked, values.shape)
+    if kind == "mask":
+        if not np.isin(values, (0.0, 1.0)).all():
+            raise ValueError(
+                "kind 'mask' draws a mask: `matrix` must hold only True/False or 1/0 "
+                f"(1 = allowed). Received values from {np.nanmin(values):.3g} to "
+                f"{np.nanmax(values):.3g}. Use kind 'weights' or 'signed' for numbers."
+            )
+        return values, blocked | (values == 0)
+    finite = np.isfinite(values)
+    if not finite.all():
+        blocked = blocked | (values == -np.inf)
+        _check_drawable(values, finite | blocked, "matrix")
+    if kind == "weights":
+        _check_weights(values, blocked, "matrix")
+    return values, blocked
+
+
+def _as_matrix(value: Any, name: str, *, ndim: int) -> np.ndarray:
+    """An `ndim`-D, non-empty float32 or float64 array (NaN and infinities still allowed)."""
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError) as err:  # ragged nested lists
+        array = None
+        cause = err
+    if array is None or array.dtype.kind not in "biuf":
+        raise ValueError(
+            f"`{name}` must be a {ndim}-D array of numbers. Received: {describe(value)}. "
+            "Give every row the same number of columns."
+        ) from (cause if array is None else None)
+    if array.ndim != ndim or 0 in array.shape:
+        raise ValueError(
+            f"`{name}` must be a non-empty {ndim}-D array. Received shape {array.shape}. "
+            "Draw one matrix at a time (pick one batch item and one head)."
+        )
+    return array if array.dtype in (np.float32, np.float64) else array.astype(np.float64)
+
+
+def _as_blocked(blocked: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """`blocked` as a bool array of `shape` (all False if None)."""
+    if blocked is None:
+        return np.zeros(shape, dtype=bool)
+    array = np.asarray(blocked)
+    if array.shape != shape or not (array.dtype == bool or np.isin(array, (0, 1)).all()):
+        raise ValueError(
+            f"`blocked` must be True/False with the values' shape {shape} (True = blocked). "
+            f"Received: {describe(array)}."
+        )
+    return array.astype(bool)
+
+
+def _check_drawable(values: np.ndarray, drawable: np.ndarray, name: str) -> None:
+    """Reject cells that are neither finite nor blocked (NaN, +inf): no colour can show them."""
+    if not drawable.all():
+        where = tuple(int(i) for i in np.argwhere(~drawable)[0])
+        raise ValueError(
+            f"`{name}` holds {values[where]} at {where}, a cell that is not blocked. Only "
+            "finite numbers can be drawn; mark masked cells in `blocked` (-inf counts as blocked)."
+        )
+
+
+def _check_weights(values: np.ndarray, blocked: np.ndarray, name: str) -> None:
+    """Allowed weights must lie in [0, 1] (a little float32 slack allowed)."""
+    allowed = ~blocked
+    low = float(np.min(values, where=allowed, initial=np.inf))
+    high = float(np.max(values, where=allowed, initial=-np.inf))
+    if low < -1e-6 or high > 1 + 1e-6:
+        raise ValueError(
+            f"kind 'weights' draws probabilities from 0 to 1, but `{name}` holds values from "
+            f"{low:.4g} to {high:.4g}. Use kind 'signed' for scores."
+        )
+
+
+def _labels(labels: Sequence[Any] | None, n: int, name: str) -> list[str] | None:
+    """Escaped, shortened labels, or None for the default numbering."""
+    if labels is None:
+        return None
+    if isinstance(labels, str) or not hasattr(labels, "__len__") or len(labels) != n:
+        raise ValueError(
+            f"`{name}` must be a list with one label per position: {n} labels. "
+            f"Received: {describe(labels)}."
+        )
+    return [_escape(label) for label in labels]
+
+
+def _escape(text: Any) -> str:
+    """User text made safe for plotly's HTML-ish rendering, cut to `LABEL_CHARS` characters."""
+    text = " ".join(str(text).split())  # newlines and tabs would break tick and hover text
+    if len(text) > LABEL_CHARS:
+        text = text[: LABEL_CHARS - 1] + "…"
+    return html.escape(text, quote=False)
+
+
+def _cell_names(labels: list[str] | None, edges: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Centres `(n,)` of the cells or blocks and their hover names ("3: the", "0–15: a … z")."""
+    starts, ends = edges[:-1], edges[1:] - 1
+    names = []
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        span = f"{a}" if a == b else f"{a}–{b}"
+        if labels is not None:
+            span += f": {labels[a]}" if a == b else f": {labels[a]} … {labels[b]}"
+        names.append(span)
+    return (starts + ends) / 2, names
+
+
+def _value_trace(grid: PooledMatrix, style: _Kind, kind: str, names: tuple[str, str]) -> go.Heatmap:
+    """The coloured cells; blocked cells are NaN gaps without hover."""
+    what = style.pooled_name if grid.is_overview else style.value_name
+    value = "" if kind == "mask" else " %{z:.6~g}"
+    hover = f"{names[0]} %{{y}}<br>{names[1]} %{{x}}<br>{what}{value}<extra></extra>"
+    trace = go.Heatmap(
+        z=grid.values,
+        x=grid.col_edges - 0.5,  # (C + 1,) cell edges
+        y=grid.row_edges - 0.5,  # (R + 1,)
+        colorscale=style.colorscale,
+        hoverongaps=False,
+        hovertemplate=hover,
+        colorbar=_colorbar(kind, style),
+        **_color_range(kind, grid.values),
+    )
+    if max(grid.values.shape) <= TEXT_SIDE and kind != "mask":
+        trace.update(text=_cell_text(grid.values), texttemplate="%{text}")
+        trace.update(textfont=dict(size=FONT_SIZE))
+    return trace
+
+
+def _color_range(kind: str, z: np.ndarray) -> dict[str, float]:
+    """zmin/zmax: 0 to 1 for weights and masks, symmetric around 0 for signed values."""
+    if kind in ("weights", "mask"):
+        return dict(zmin=0.0, zmax=1.0)
+    finite = np.abs(z[np.isfinite(z)])
+    top = float(finite.max()) if finite.size else 0.0
+    top = top if top > 0 else 1.0
+    return dict(zmin=-top, zmax=top, zmid=0.0)
+
+
+def _colorbar(kind: str, style: _Kind) -> dict[str, Any]:
+    """A slim colour bar; the mask's shows "blocked" / "allowed" instead of numbers."""
+    bar: dict[str, Any] = dict(thickness=12, tickfont=dict(size=FONT_SIZE))
+    if kind == "mask":
+        return bar | dict(tickmode="array", tickvals=[0.25, 0.75], ticktext=["blocked", "allowed"])
+    return bar | dict(title=dict(text=style.value_name, side="right"))
+
+
+def _cell_text(z: np.ndarray) -> list[list[str]]:
+    """`(R, C)` values with 3 significant digits, "" for blocked cells."""
+    return [["" if math.isnan(v) else f"{v:.3g}" for v in row] for row in z.tolist()]
+
+
+def _blocked_trace(grid: PooledMatrix, names: tuple[str, str], label: str) -> go.Heatmap:
+    """Grey cells over the blocked cells only (NaN elsewhere), with "✕" in small matrices."""
+    what = f"all cells {label}" if grid.is_overview else label
+    trace = go.Heatmap(
+        z=np.where(grid.blocked, 1.0, np.nan).astype(np.float32),
+        x=grid.col_edges - 0.5,
+        y=grid.row_edges - 0.5,
+        colorscale=BLOCKED_COLORSCALE,
+        zmin=0.0,
+        zmax=1.0,
+        showscale=False,
+        hoverongaps=False,
+        hovertemplate=f"{names[0]} %{{y}}<br>{names[1]} %{{x}}<br>{what}<extra></extra>",
+        name=label,
+    )
+    if max(grid.blocked.shape) <= MARK_SIDE:
+        marks = np.where(grid.blocked, "✕", "").tolist()
+        trace.update(text=marks, texttemplate="%{text}", textfont=dict(size=FONT_SIZE))
+    return trace
+
+
+def _overview_note(grid: PooledMatrix, style: _Kind) -> str:
+    """The title line that says the heatmap is a pooled overview."""
+    rows, cols = grid.block_shape
+    return (
+        f"<br><sup>overview: each cell summarises a {rows}×{cols} block, {style.pooled_name}; "
+        "use the focus-row view for exact values</sup>"
+    )
+
+
+def _base_layout(title: str, n_rows: int, two_line_title: bool) -> dict[str, Any]:
+    """Title, height, margins and transparent backgrounds (the page theme shows through)."""
+    return dict(
+        title=dict(text=title, x=0.0, xanchor="left"),
+        height=_height(n_rows),
+        margin=dict(l=10, r=10, t=80 if two_line_title else 50, b=10),
+        font=dict(size=FONT_SIZE),
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        hovermode="closest",
+    )
+
+
+def _height(n_rows: int) -> int:
+    """Figure height in pixels: grows with the rows, from 300 to 900."""
+    return int(min(900, max(300, 160 + 28 * n_rows)))
+
+
+def _data_axis(cells: tuple[np.ndarray, list[str]], *, reverse: bool = False) -> dict[str, Any]:
+    """The axis the traces use: every cell's hover name as hidden tick text."""
+    centres, names = cells
+    axis = dict(
+        tickmode="array",
+        tickvals=centres,
+        ticktext=names,
+        showticklabels=False,
+        ticks="",
+        showgrid=False,
+        zeroline=False,
+    )
+    return axis | dict(autorange="reversed") if reverse else axis
+
+
+def _label_axis(labels: list[str] | None, n: int, title: str, data_axis: str) -> dict[str, Any]:
+    """An overlay axis that shows a readable subset of the `n` labels and follows `data_axis`."""
+    return dict(
+        overlaying=data_axis,
+        matches=data_axis,
+        anchor="y" if data_axis == "x" else "x",
+        side="bottom" if data_axis == "x" else "left",
+        title=dict(text=title),
+        showgrid=False,
+        zeroline=False,
+        automargin=True,
+        **({"autorange": "reversed"} if data_axis == "y" else {}),
+        **_tick_labels(labels, n),
+    )
+
+
+def _tick_labels(labels: list[str] | None, n: int) -> dict[str, Any]:
+    """tickvals / ticktext: at most `MAX_TICKS` evenly spaced positions of `n`."""
+    shown = labels if labels is not None else [str(i) for i in range(n)]
+    positions = list(range(0, n, _tick_step(n)))
+    return dict(
+        tickmode="array",
+        tickvals=positions,
+        ticktext=[shown[p] for p in positions],
+        tickfont=dict(size=FONT_SIZE),
+    )
+
+
+def _label_axes_trace() -> go.Scatter:
+    """An empty trace on the overlay axes: plotly draws only axes that some trace uses."""
+    return go.Scatter(
+        x=[], y=[], xaxis="x2", yaxis="y2", mode="markers", hoverinfo="skip", showlegend=False
+    )
+
+
+def _tick_step(n: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, ... that shows at most `MAX_TICKS` of n positions."""
+    step, factors = 1, (2, 2.5, 2)
+    i = 0
+    while math.ceil(n / step) > MAX_TICKS:
+        step = int(step * factors[i % 3])
+        i += 1
+    return step
+
+
+def focus_row(
+    values: Any,
+    *,
+    col_labels: Sequence[Any] | None = None,
+    title: str = "",
+    kind: str = "weights",
+    blocked: Any = None,
+    max_points: int = 4096,
+    col_title: str | None = None,
+) -> go.Figure:
+    """A bar chart of one query row's exact values: the zoom-in for a heatmap overview.
+
+    Args:
+        values: `(S,)` numbers of one row (-inf counts as blocked).
+        col_labels: `(S,)` labels; default "0", "1", ...
+        title: figure title (shown as plain text).
+        kind: "weights" (0 to 1, Viridis), "signed" or "values" (diverging).
+        blocked: `(S,)` bool, True = blocked: drawn as grey bars at 0 with hover "masked".
+        max_points: most bars.
+        col_title: name of a column (default "key", or "feature" for kind "values").
+
+    Returns:
+        A `go.Figure`: trace 0 the allowed bars (exact float64 values), trace 1 (if any key is
+        blocked) the blocked ones.
+    """
+    style = _KINDS[check_choice(kind, "kind", ("weights", "signed", "values"))]
+    row = _as_matrix(values, "values", ndim=1)
+    if row.size > check_int(max_points, "max_points", low=1):
+        raise ValueError(
+            f"`values` has {row.size} points but `focus_row` draws at most {max_points}. "
+            "Pass a shorter row or raise `max_points`."
+        )
+    _, blocked = _prepare_matrix(row[None, :], _as_blocked(blocked, row.shape)[None, :], kind)
+    labels = _labels(col_labels, row.size, "col_labels")
+    names = [str(i) if labels is None else f"{i}: {labels[i]}" for i in range(row.size)]
+    axis_title = _escape(style.col_title if col_title is None else col_title)
+    fig = go.Figure(_allowed_bars(row, ~blocked[0], names, style, kind, axis_title))
+    if blocked.any():
+        fig.add_trace(_blocked_bars(np.flatnonzero(blocked[0]), names, axis_title))
+    fig.update_layout(
+        _base_layout(_escape(title), 0, False),
+        hovermode="x",
+        bargap=0.1,
+        xaxis=dict(title=dict(text=axis_title), showgrid=False, **_tick_labels(labels, row.size)),
+        yaxis=dict(title=dict(text=style.value_name), rangemode="tozero", zeroline=True),
+    )
+    return fig
+
+
+def _allowed_bars(
+    row: np.ndarray, allowed: np.ndarray, names: list[str], style: _Kind, kind: str, axis: str
+) -> go.Bar:
+    """Bars of the allowed keys, coloured like the heatmap."""
+    keys = np.flatnonzero(allowed)
+    colors = _color_range(kind, row[keys])
+    return go.Bar(
+        x=keys,
+        y=row[keys],
+        customdata=[names[k] for k in keys],
+        marker=dict(
+            color=row[keys], colorscale=style.colorscale, cmin=colors["zmin"], cmax=colors["zmax"]
+        ),
+        hovertemplate=f"{axis} %{{customdata}}<br>{style.value_name} %{{y:.6~g}}<extra></extra>",
+        name=style.value_name,
+        showlegend=False,
+    )
+
+
+def _blocked_bars(keys: np.ndarray, names: list[str], axis: str) -> go.Bar:
+    """Grey zero-height bars of the blocked keys, marked "✕" for short rows."""
+    return go.Bar(
+        x=keys,
+        y=np.zeros(keys.size),
+        customdata=[names[k] for k in keys],
+        marker=dict(color=BLOCKED_COLOR),
+        text=["✕"] * keys.size if keys.size <= 64 else None,
+        textposition="outside",
+        hovertemplate=f"{axis} %{{customdata}}<br>masked<extra></extra>",
+        name="masked",
+        showlegend=False,
+    )
+
+
+def difference_heatmap(
+    a: Any,
+    b: Any,
+    *,
+    row_labels: Sequence[Any] | None = None,
+    col_labels: Sequence[Any] | None = None,
+    title: str = "",
+    blocked: Any = None,
+    row_title: str = "query",
+    col_title: str = "key",
+    max_side: int = MAX_SIDE,
+) -> go.Figure:
+    """A diverging heatmap of `a - b` (for example weights with and without a mask).
+
+    A cell that is not finite in `a` or in `b` (-inf where masked) has no finite difference:
+    it is drawn grey as "masked in a or b", together with the cells of `blocked`. Weights are
+    always finite (0 where masked), so their differences are all drawn.
+
+    Args:
+        a: `(T, S)` numbers.
+        b: `(T, S)` numbers.
+        row_labels, col_labels, title, row_title, col_title, max_side: as for `heatmap`.
+        blocked: `(T, S)` bool, True = blocked.
+
+    Returns:
+        The `heatmap` of `a - b` with kind "signed".
+    """
+    first, second = _as_matrix(a, "a", ndim=2), _as_matrix(b, "b", ndim=2)
+    if first.shape != second.shape:
+        raise ValueError(
+            f"`a` and `b` must have the same shape. Received: a {first.shape}, b {second.shape}. "
+            "Compare two matrices of the same query and key tokens."
+        )
+    undefined = ~np.isfinite(first) | ~np.isfinite(second) | _as_blocked(blocked, first.shape)
+    with np.errstate(invalid="ignore"):
+        difference = np.where(undefined, np.nan, first - second)  # (T, S)
+    return heatmap(
+        difference,
+        row_labels=row_labels,
+        col_labels=col_labels,
+        kind="signed",
+        title=title,
+        blocked=undefined,
+        blocked_label="masked in a or b",
+        row_title=row_title,
+        col_title=col_title,
+        max_side=max_side,
+    )
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The query -> key lines of a line view, strongest first is not implied (row-major order)."""
+
+    queries: np.ndarray  # (L,) int, query of each line
+    keys: np.ndarray  # (L,) int, key of each line
+    weights: np.ndarray  # (L,) float, weight of each line
+    omitted: int  # lines at or above the threshold left out to stay within `max_lines`
+
+
+def strongest_lines(
+    weights: np.ndarray, blocked: np.ndarray, *, min_weight: float, max_lines: int
+) -> Lines:
+    """The allowed `(T, S)` weights of at least `min_weight`, at most `max_lines` strongest."""
+    queries, keys = np.nonzero(~blocked & (weights >= min_weight))  # (L,), (L,)
+    strengths = weights[queries, keys]
+    omitted = max(0, strengths.size - max_lines)
+    if omitted:
+        keep = np.sort(np.argsort(-strengths, kind="stable")[:max_lines])
+        queries, keys, strengths = queries[keep], keys[keep], strengths[keep]
+    return Lines(queries, keys, strengths, omitted)
+
+
+def line_opacity(weights: np.ndarray) -> np.ndarray:
+    """Weights rounded up to the next of `LINE_LEVELS` levels (0.1, 0.2, ... 1.0)."""
+    steps = np.ceil(np.round(np.asarray(weights) * LINE_LEVELS, 6))  # round: 0.3 * 10 > 3
+    return np.clip(steps, 1, LINE_LEVELS) / LINE_LEVELS
+
+
+def line_view(
+    weights: Any,
+    *,
+    row_labels: Sequence[Any] | None = None,
+    col_labels: Sequence[Any] | None = None,
+    title: str = "",
+    blocked: Any = None,
+    max_lines: int = 2000,
+) -> go.Figure:
+    """BertViz-style view: queries on the left, keys on the right, a line per attention weight.
+
+    A line's opacity is its weight rounded up to a multiple of 0.1 (and wider when stronger);
+    weights below `LINE_MIN_WEIGHT` and blocked cells get no line. Plotly cannot filter lines
+    on hover without custom JavaScript, so each (query, opacity) pair is one trace with
+    `legendgroup` "query i", and a dropdown ("show: all queries" / "show: query i") switches
+    the visible traces.
+
+    Args:
+        weights: `(T, S)` attention weights in [0, 1], T and S at most `LINE_VIEW_MAX_TOKENS`.
+        row_labels: `(T,)` query labels; col_labels: `(S,)` key labels.
+        title: figure title (shown as plain text).
+        blocked: `(T, S)` bool, True = blocked.
+        max_lines: most lines; the strongest are kept and the title says how many were left out.
+
+    Returns:
+        A `go.Figure`: the line traces, then the query tokens, then the key tokens.
+    """
+    values, blocked = _prepare_matrix(weights, blocked, "weights")
+    if max(values.shape) > LINE_VIEW_MAX_TOKENS:
+        raise ValueError(
+            f"The line view draws at most {LINE_VIEW_MAX_TOKENS} queries and keys. Received "
+            f"weights of shape {values.shape}. Use the heatmap and the focus row for long inputs."
+        )
+    lines = strongest_lines(
+        values,
+        blocked,
+        min_weight=LINE_MIN_WEIGHT,
+        max_lines=check_int(max_lines, "max_lines", low=1),
+    )
+    rows = _token_names(row_labels, values.shape[0], "row_labels")
+    cols = _token_names(col_labels, values.shape[1], "col_labels")
+    traces = _line_traces(lines, rows)
+    fig = go.Figure([*traces, _token_trace(rows, 0, "query"), _token_trace(cols, 1, "key")])
+    note = f"<br><sup>strongest {max_lines} lines; {lines.omitted} weaker left out</sup>"
+    fig.update_layout(
+        _base_layout(_escape(title) + (note if lines.omitted else ""), max(values.shape), True),
+        xaxis=dict(visible=False, range=[-1.0, 2.0]),
+        yaxis=dict(visible=False, autorange="reversed"),
+        showlegend=False,
+        updatemenus=[_query_menu([t.meta["query"] for t in traces], rows)],
+    )
+    return fig
+
+
+def _token_names(labels: Sequence[Any] | None, n: int, name: str) -> list[str]:
+    """Escaped labels, or "0", "1", ... by default."""
+    checked = _labels(labels, n, name)
+    return checked if checked is not None else [str(i) for i in range(n)]
+
+
+def _line_traces(lines: Lines, rows: list[str]) -> list[go.Scatter]:
+    """One trace per (query, opacity level): segments query (x=0) -> key (x=1), gaps between."""
+    levels = line_opacity(lines.weights)  # (L,)
+    traces = []
+    for query, level in sorted(set(zip(lines.queries.tolist(), levels.tolist(), strict=True))):
+        keys = lines.keys[(lines.queries == query) & (levels == level)].tolist()
+        traces.append(
+            go.Scatter(
+                x=[0, 1, None] * len(keys),
+                y=[y for key in keys for y in (query, key, None)],
+                mode="lines",
+                line=dict(color=LINE_COLOR, width=0.5 + 2.5 * level),
+                opacity=level,
+                hoverinfo="skip",
+                legendgroup=f"query {query}",
+                name=f"{rows[query]} (weight ≤ {level:.1f})",
+                meta=dict(query=query),
+            )
+        )
+    return traces
+
+
+def _token_trace(labels: list[str], x: int, role: str) -> go.Scatter:
+    """A column of tokens at `x` (queries left of 0, keys right of 1)."""
+    positions = list(range(len(labels)))
+    return go.Scatter(
+        x=[x] * len(labels),
+        y=positions,
+        mode="markers+text",
+        text=labels,
+        textposition="middle left" if x == 0 else "middle right",
+        marker=dict(size=7, color=LINE_COLOR),
+        customdata=positions,
+        hovertemplate=f"{role} %{{customdata}}: %{{text}}<extra></extra>",
+        name=role,
+    )
+
+
+def _query_menu(line_queries: list[int], rows: list[str]) -> dict[str, Any]:
+    """A dropdown that shows the lines of all queries or of one (token traces stay visible)."""
+    tokens = [True, True]
+    buttons = [
+        dict(
+            label="show: all queries",
+            method="restyle",
+            args=[{"visible": [True] * len(line_queries) + tokens}],
+        )
+    ]
+    for query, label in enumerate(rows):
+        visible = [owner == query for owner in line_queries] + tokens
+        buttons.append(
+            dict(
+                label=f"show: query {query}: {label}", method="restyle", args=[{"visible": visible}]
+            )
+        )
+    return dict(
+        type="dropdown",
+        buttons=buttons,
+        active=0,
+        showactive=True,
+        x=1.0,
+        xanchor="right",
+        y=1.0,
+        yanchor="bottom",
+    )

@@ -1,0 +1,294 @@
+"""Multi-head attention with every head exposed, on the single-head machinery of `attention`.
+
+Shape letters: B batch, H heads, T queries, S keys, D model features (`d_model`), Dk query/key
+features per head (`d_k`), Dv value features per head (`d_v`).
+
+    head_h = softmax(Q W_Q[h] (K W_K[h])ᵀ / sqrt(Dk) + M) V W_V[h]
+    output = concat(head_1, ..., head_H) W_O
+
+The heads are folded into the batch axis, `(B, H, T, Dk) -> (B·H, T, Dk)`, and scored, masked
+and softmaxed by `scoring.DotScore`, `masks.build_mask` and `attention.attention_stages`: one
+implementation of masking and softmax for one head or many. No biases, as in Vaswani et al.
+
+Weights ("params"), as in Keras's `MultiHeadAttention` up to an axis order:
+- "W_Q" `(H, D, Dk)`, "W_K" `(H, D, Dk)`, "W_V" `(H, D, Dv)`: head h projects with `W_Q[h]`.
+  Keras's query kernel `(D, H, Dk)` is `W_Q.transpose(1, 0, 2)`.
+- "W_O" `(H·Dv, D)`: rows h·Dv … (h+1)·Dv take head h. Keras's output kernel `(H, Dv, D)` is
+  `W_O.reshape(H, Dv, D)`.
+Missing weights are drawn from `seed` as `text.projection_weights` draws them: one `(D, H·Dk)`
+matrix per name split into heads by columns, so with one head and `Dk = d_k` the projections
+equal those `text.encode_sentences` uses with the same seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from keras import ops
+
+from attnviz.attention import AttentionSettings, _check_inputs, _frozen, attention_stages
+from attnviz.checks import check_int
+from attnviz.limits import MAX_FEATURES, MAX_SCORE_CELLS
+from attnviz.masks import build_mask, check_padding_mask
+from attnviz.scoring import DotScore, _check_param
+from attnviz.text import _seeded_rng, projection_weights
+
+MAX_HEADS = 16  # most heads H
+PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
+
+
+@dataclass(frozen=True)
+class MultiHeadResult:
+    """Every stage of one multi-head attention computation, as read-only float32 / bool arrays.
+
+    Arrays keep the batch axis when the inputs had one: `(B, H, T, S)`, else `(H, T, S)`.
+    """
+
+    query_heads: np.ndarray  # (…, H, T, Dk) the queries of each head, query @ W_Q[h]
+    key_heads: np.ndarray  # (…, H, S, Dk) the keys of each head, key @ W_K[h]
+    value_heads: np.ndarray  # (…, H, S, Dv) the values of each head, value @ W_V[h]
+    scores: np.ndarray  # (…, H, T, S) q·k per head, divided by sqrt(Dk) when scaling
+    mask: np.ndarray  # (…, T, S) bool, True = the query may attend the key (same for all heads)
+    masked_scores: np.ndarray  # (…, H, T, S) the logits softmax sees
+    weights: np.ndarray  # (…, H, T, S) softmax over keys per head; rows sum to 1 (or 0)
+    fully_masked: np.ndarray  # (…, T) bool, True = the query row has no allowed key
+    head_outputs: np.ndarray  # (…, H, T, Dv) weights @ values, per head
+    concat: np.ndarray  # (…, T, H·Dv) the head outputs side by side, head 0 first
+    output: np.ndarray  # (…, T, D) concat @ W_O
+    head_average: np.ndarray  # (…, T, S) the mean of the H weight matrices
+    params: dict[str, np.ndarray]  # "W_Q", "W_K", "W_V", "W_O" actually used (see module doc)
+    settings: AttentionSettings  # masks, scaling and seed (score is always "dot")
+    num_heads: int  # H
+    d_k: int  # Dk, query/key features per head
+    d_v: int  # Dv, value features per head
+    scale_factor: float  # what q·k was multiplied by: 1/sqrt(Dk), or 1.0
+
+
+def compute_multihead(
+    query: Any,
+    key: Any,
+    value: Any,
+    *,
+    num_heads: int,
+    d_k: int | None = None,
+    d_v: int | None = None,
+    causal: bool = False,
+    key_padding_mask: Any = None,
+    window: int | None = None,
+    mask_value: str = "-inf",
+    scale: bool = True,
+    params: Mapping[str, Any] | None = None,
+    seed: int = 0,
+) -> MultiHeadResult:
+    """Compute multi-head scaled dot-product attention and return every head's matrices.
+
+    Args:
+        query: `(T, D)` or `(B, T, D)` array-like.
+        key: `(S, D)` or `(B, S, D)`.
+        value: `(S, D)` or `(B, S, D)`.
+        num_heads: H, from 1 to 16; D must be divisible by H.
+        d_k: Dk, query/key features per head; defaults to D // H.
+        d_v: Dv, value features per head; defaults to D // H.
+        causal: query i may attend key j only if j <= i.
+        key_padding_mask: bool `(S,)` or `(B, S)`, True = real token, False = padding.
+        window: local attention: query i may attend key j only if |i - j| <= window.
+        mask_value: "-inf" or "-1e9" (see `attention.attention_stages`).
+        scale: divide the scores by sqrt(Dk).
+        params: "W_Q", "W_K", "W_V", "W_O" (shapes in the module doc); missing ones are drawn.
+        seed: seed for the missing weights.
+
+    Returns:
+        A `MultiHeadResult`.
+
+    Raises:
+        ValueError: with what is wrong, what is allowed and what was received.
+    """
+    settings = AttentionSettings("dot", scale, causal, window, mask_value, seed)
+    num_heads = check_int(num_heads, "num_heads", low=1, high=MAX_HEADS)
+    # score="general" skips the Dq == Dk check: here Q, K and V must all have D columns instead.
+    q, k, v, batched = _check_inputs(query, key, value, "general")
+    d_model = _check_model_width(q.shape, k.shape, v.shape, num_heads)
+    d_k, d_v = _check_head_sizes(d_model, num_heads, d_k, d_v)
+    _check_cells(q.shape[0], num_heads, q.shape[1], k.shape[1])
+    padding = None
+    if key_padding_mask is not None:
+        padding = check_padding_mask(key_padding_mask, q.shape[0] if batched else None, k.shape[1])
+    mask = build_mask(
+        q.shape[0], q.shape[1], k.shape[1], causal=causal, window=window, key_padding_mask=padding
+    )  # (B, T, S)
+    used = resolve_multihead_params(num_heads, d_model, d_k, d_v, params, seed)
+    stages = _run_heads(q, k, v, mask, used, settings)
+    unbatch = (lambda a: a) if batched else (lambda a: a[0])
+    arrays = {name: _frozen(unbatch(np.asarray(a))) for name, a in stages.items()}
+    return MultiHeadResult(
+        **arrays,
+        mask=_frozen(unbatch(mask)),
+        fully_masked=_frozen(unbatch(~mask.any(axis=-1))),
+        params={name: _frozen(w) for name, w in used.items()},
+        settings=settings,
+        num_heads=num_heads,
+        d_k=d_k,
+        d_v=d_v,
+        scale_factor=1.0 / math.sqrt(d_k) if scale else 1.0,
+    )
+
+
+def _run_heads(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray,
+    params: Mapping[str, np.ndarray],
+    settings: AttentionSettings,
+) -> dict[str, Any]:
+    """Project into heads, attend with the heads folded into the batch, concatenate, mix."""
+    batch, t = q.shape[0], q.shape[1]
+    h, d_v = params["W_V"].shape[0], params["W_V"].shape[2]
+    # (B, T, D) x (H, D, Dk) -> (B, H, T, Dk); keys and values likewise
+    q_heads = ops.einsum("btd,hdk->bhtk", q, params["W_Q"])  # (B, H, T, Dk)
+    k_heads = ops.einsum("bsd,hdk->bhsk", k, params["W_K"])  # (B, H, S, Dk)
+    v_heads = ops.einsum("bsd,hdv->bhsv", v, params["W_V"])  # (B, H, S, Dv)
+    scores = DotScore(scale=settings.scale)(_fold(q_heads), _fold(k_heads))  # (B·H, T, S)
+    any_masked = not mask.all()
+    folded_mask = np.repeat(mask, h, axis=0) if any_masked else None  # (B, T, S) -> (B·H, T, S)
+    masked, weights, out = attention_stages(
+        scores, folded_mask, _fold(v_heads), settings.mask_value
+    )  # (B·H, T, S), (B·H, T, S), (B·H, T, Dv)
+    if not any_masked:
+        masked = scores  # no mask: softmax saw the scores themselves
+    head_outputs = _unfold(out, batch)  # (B, H, T, Dv)
+    # (B, H, T, Dv) -> (B, T, H, Dv) -> (B, T, H·Dv)
+    concat = ops.reshape(ops.transpose(head_outputs, (0, 2, 1, 3)), (batch, t, h * d_v))
+    weights = _unfold(weights, batch)  # (B, H, T, S)
+    return {
+        "query_heads": q_heads,
+        "key_heads": k_heads,
+        "value_heads": v_heads,
+        "scores": _unfold(scores, batch),
+        "masked_scores": _unfold(masked, batch),
+        "weights": weights,
+        "head_outputs": head_outputs,
+        "concat": concat,
+        "output": ops.matmul(concat, params["W_O"]),  # (B, T, H·Dv) x (H·Dv, D) -> (B, T, D)
+        "head_average": ops.mean(weights, axis=1),  # (B, H, T, S) -> (B, T, S)
+    }
+
+
+def _fold(x: Any) -> Any:
+    """`(B, H, N, F) -> (B·H, N, F)`: heads into the batch axis, batch-major."""
+    return ops.reshape(x, (-1, *x.shape[2:]))
+
+
+def _unfold(x: Any, batch: int) -> Any:
+    """`(B·H, N, F) -> (B, H, N, F)`: the inverse of `_fold`."""
+    return ops.reshape(x, (batch, -1, *x.shape[1:]))
+
+
+def multihead_param_shapes(
+    num_heads: int, d_model: int, d_k: int, d_v: int
+) -> dict[str, tuple[int, ...]]:
+    """The weights of multi-head attention, by name, with their shapes."""
+    return {
+        "W_Q": (num_heads, d_model, d_k),
+        "W_K": (num_heads, d_model, d_k),
+        "W_V": (num_heads, d_model, d_v),
+        "W_O": (num_heads * d_v, d_model),
+    }
+
+
+def resolve_multihead_params(
+    num_heads: int,
+    d_model: int,
+    d_k: int,
+    d_v: int,
+    params: Mapping[str, Any] | None,
+    seed: int,
+) -> dict[str, np.ndarray]:
+    """Check the user's weights and draw the missing ones from `seed`.
+
+    Returns:
+        The float32 "W_Q", "W_K", "W_V" and "W_O" the heads will use.
+    """
+    given = dict(params or {})
+    shapes = multihead_param_shapes(num_heads, d_model, d_k, d_v)
+    unknown = sorted(set(given) - set(shapes))
+    if unknown:
+        raise ValueError(
+            f"`params` has weights that multi-head attention does not use: {', '.join(unknown)}. "
+            f"Allowed: {', '.join(shapes)}."
+        )
+    drawn = {}
+    if set(shapes) - set(given):
+        drawn = draw_multihead_params(num_heads, d_model, d_k, d_v, seed)
+    return {
+        name: _check_param(given[name], name, shape) if name in given else drawn[name]
+        for name, shape in shapes.items()
+    }
+
+
+def draw_multihead_params(
+    num_heads: int, d_model: int, d_k: int, d_v: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Draw all four weights reproducibly from `seed` (normal, std 1/sqrt(fan-in)), float32."""
+    h = num_heads
+    wide = projection_weights(d_model, h * d_k, h * d_v, seed)  # (D, H·Dk) and (D, H·Dv)
+    drawn = {
+        name: np.ascontiguousarray(
+            matrix.reshape(d_model, h, -1).transpose(1, 0, 2)  # (D, H·d) -> (D, H, d) -> (H, D, d)
+        )
+        for name, matrix in wide.items()
+    }
+    rng = _seeded_rng(seed, "weights\0W_O")
+    drawn["W_O"] = rng.standard_normal((h * d_v, d_model)) / math.sqrt(h * d_v)  # (H·Dv, D)
+    return {name: w.astype(np.float32) for name, w in drawn.items()}
+
+
+def _check_model_width(qs: tuple, ks: tuple, vs: tuple, num_heads: int) -> int:
+    """Check that Q, K and V share D columns, divisible by H, and return D."""
+    d_model = qs[-1]
+    if not ks[-1] == vs[-1] == d_model:
+        raise ValueError(
+            "`query`, `key` and `value` must have the same number of columns (d_model): every "
+            "head projects all three from the model width. Received columns: "
+            f"query {qs[-1]}, key {ks[-1]}, value {vs[-1]}."
+        )
+    if d_model % num_heads:
+        allowed = [h for h in range(1, MAX_HEADS + 1) if d_model % h == 0]
+        raise ValueError(
+            f"d_model must be divisible by `num_heads`, so that each head gets d_model / h "
+            f"features. Received: d_model={d_model} (columns of `query`), num_heads={num_heads}. "
+            f"Allowed num_heads for d_model={d_model}: {', '.join(map(str, allowed))}."
+        )
+    return d_model
+
+
+def _check_head_sizes(
+    d_model: int, num_heads: int, d_k: int | None, d_v: int | None
+) -> tuple[int, int]:
+    """Resolve Dk and Dv (default D // H) and keep the concatenated heads within the limits."""
+    sizes = []
+    for name, size in (("d_k", d_k), ("d_v", d_v)):
+        size = d_model // num_heads if size is None else check_int(size, name, low=1)
+        if num_heads * size > MAX_FEATURES:
+            raise ValueError(
+                f"`{name}` is too large: {num_heads} heads × {size} = {num_heads * size} "
+                f"features side by side; the limit is {MAX_FEATURES}. Received: {name}={size}. "
+                f"Use at most {MAX_FEATURES // num_heads} per head, or fewer heads."
+            )
+        sizes.append(size)
+    return sizes[0], sizes[1]
+
+
+def _check_cells(batch: int, num_heads: int, t: int, s: int) -> None:
+    """Keep the `(B, H, T, S)` weight tensors within `MAX_SCORE_CELLS` numbers."""
+    cells = batch * num_heads * t * s
+    if cells > MAX_SCORE_CELLS:
+        raise ValueError(
+            f"Too many attention cells: {batch} sequences × {num_heads} heads × {t} queries × "
+            f"{s} keys = {cells:,}; the limit is {MAX_SCORE_CELLS:,}. Use fewer heads or fewer "
+            "or shorter sequences."
+        )

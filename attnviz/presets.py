@@ -1,0 +1,86 @@
+"""Presets: ready-made inputs that reproduce the seed documents or teach one idea at a glance.
+
+A preset is a JSON file (see `assets/presets/`) with a title, one sentence on what it teaches,
+Q/K/V as matrix text (or a seeded random spec), optional padding keys per sequence, and the
+settings it switches on. Pure Python: the UI decides how to show them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.checks import check_int
+from attnviz.limits import MAX_BATCH, MAX_FEATURES, MAX_TOKENS
+
+
+@dataclass(frozen=True)
+class RandomSpec:
+    """Seeded random Q/K/V, uniform in [0, 1) like numpy's `random.random` in the tutorials."""
+
+    batch: int = 1  # B (1 = no batch axis)
+    queries: int = 4  # T
+    keys: int = 4  # S
+    d_k: int = 8  # Dq = Dk
+    d_v: int = 8  # Dv
+    seed: int = 0  # numpy seed
+
+    def __post_init__(self) -> None:
+        check_int(self.batch, "batch", low=1, high=MAX_BATCH)
+        check_int(self.queries, "queries", low=1, high=MAX_TOKENS)
+        check_int(self.keys, "keys", low=1, high=MAX_TOKENS)
+        check_int(self.d_k, "d_k", low=1, high=MAX_FEATURES)
+        check_int(self.d_v, "d_v", low=1, high=MAX_FEATURES)
+        check_int(self.seed, "seed", low=0, high=2**32 - 1)
+        if self.batch * self.queries * self.keys > MAX_TOKENS * MAX_TOKENS:
+            raise ValueError(
+                f"The random batch is too large: {self.batch} × {self.queries} × {self.keys} "
+                f"attention cells; the limit is {MAX_TOKENS * MAX_TOKENS:,}."
+            )
+
+
+def random_qkv(spec: RandomSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw Q `(…, T, Dk)`, K `(…, S, Dk)`, V `(…, S, Dv)`; no batch axis when `spec.batch == 1`."""
+    rng = np.random.default_rng(spec.seed)
+    lead = (spec.batch,) if spec.batch > 1 else ()
+    query = rng.random((*lead, spec.queries, spec.d_k))
+    key = rng.random((*lead, spec.keys, spec.d_k))
+    value = rng.random((*lead, spec.keys, spec.d_v))
+    return query, key, value
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset, as read from its JSON file."""
+
+    name: str  # file stem, used in URLs
+    title: str  # what the menu shows
+    teaches: str  # one sentence on what it shows
+    query: str | None = None  # matrix text (rows on lines, or JSON nested lists)
+    key: str | None = None
+    value: str | None = None
+    random: RandomSpec | None = None  # used instead of the texts when given
+    padding: tuple[tuple[int, ...], ...] = ()  # padding key indices, per sequence
+    settings: dict[str, Any] = field(default_factory=dict)  # control values to switch to
+
+
+def load_preset(path: Path) -> Preset:
+    """Read one preset file."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    spec = data.pop("random", None)
+    padding = tuple(tuple(int(k) for k in keys) for keys in data.pop("padding", []))
+    return Preset(
+        name=Path(path).stem,
+        random=RandomSpec(**spec) if spec else None,
+        padding=padding,
+        **data,
+    )
+
+
+def load_presets(folder: Path) -> dict[str, Preset]:
+    """Every preset in `folder`, by name, in file order."""
+    return {p.stem: load_preset(p) for p in sorted(Path(folder).glob("*.json"))}

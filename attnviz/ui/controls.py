@@ -1,0 +1,113 @@
+"""Sidebar controls: how attention is computed. Returns plain values; no maths here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from attnviz.attention import AttentionSettings
+from attnviz.ui.state import bound
+
+MODES = {
+    "matrices": "Matrices",
+    "sentences": "Sentences",
+    "cross": "Two sentences (cross)",
+}
+SCORE_LABELS = {
+    "dot": "dot — q·k",
+    "general": "general (Luong) — q W kᵀ",
+    "concat": "concat (Bahdanau) — v·tanh(q W_q + k W_k)",
+}
+SCORE_LATEX = {
+    "dot": r"\operatorname{score}(q_i, k_j) = q_i \cdot k_j",
+    "general": r"\operatorname{score}(q_i, k_j) = q_i\, W\, k_j^{\top}",
+    "concat": r"\operatorname{score}(q_i, k_j) = v^{\top} \tanh(q_i W_q + k_j W_k)",
+}
+MASK_VALUE_LABELS = {
+    "-inf": "−∞ (exact: blocked rows get zeros)",
+    "-1e9": "−1e9 (as in the Keras tutorials)",
+}
+
+
+@dataclass(frozen=True)
+class Controls:
+    """Everything the sidebar decides."""
+
+    mode: str  # "matrices", "sentences" or "cross"
+    settings: AttentionSettings  # score, scale, causal, window, mask value, seed
+    use_padding: bool  # apply the key padding mask
+
+
+def mode_selector() -> str:
+    """The input mode, at the top of the sidebar."""
+    mode = st.sidebar.segmented_control(
+        "Input",
+        list(MODES),
+        format_func=MODES.get,
+        default="matrices",
+        required=True,
+        **bound("mode"),
+    )
+    return mode or "matrices"
+
+
+def sidebar_controls(mode: str) -> Controls:
+    """Draw the attention controls and return what they say."""
+    side = st.sidebar
+    side.subheader("Scoring")
+    score = side.radio(
+        "Score function", list(SCORE_LABELS), format_func=SCORE_LABELS.get, **bound("score")
+    )
+    side.latex(SCORE_LATEX[score])
+    scale = side.toggle(
+        "Scale by √Dk",
+        value=True,
+        **bound("scale"),
+        help="Divide every score by the square root of the key size Dk.",
+    )
+    side.subheader("Masks")
+    causal = side.toggle(
+        "Causal (look-ahead) mask",
+        **bound("causal"),
+        help="Query i may attend key j only if j ≤ i.",
+    )
+    use_padding = side.toggle(
+        "Padding mask",
+        value=True,
+        **bound("padding"),
+        help="No query may attend a key marked as padding.",
+    )
+    window_on = side.toggle(
+        "Local window", **bound("window_on"), help="Query i may attend key j only if |i − j| ≤ w."
+    )
+    window = None
+    if window_on:
+        window = int(
+            side.number_input(
+                "Window half-width w",
+                min_value=0,
+                max_value=4096,
+                value=1,
+                step=1,
+                **bound("window"),
+            )
+        )
+    mask_value = side.radio(
+        "Masked logits become",
+        list(MASK_VALUE_LABELS),
+        format_func=MASK_VALUE_LABELS.get,
+        **bound("mask_value"),
+    )
+    seed = int(
+        side.number_input(
+            "Seed (learned weights, projections)",
+            min_value=0,
+            max_value=2**31 - 1,
+            value=0,
+            step=1,
+            **bound("seed"),
+        )
+    )
+    settings = AttentionSettings(score, bool(scale), bool(causal), window, mask_value, seed)
+    return Controls(mode=mode, settings=settings, use_padding=bool(use_padding))

@@ -1,0 +1,45 @@
+"""Session state and the shareable URL.
+
+Controls are Streamlit widgets bound to the URL (`bind="query-params"`) and kept across reruns
+(`persist_state="session"`). Typed inputs (matrix text, sentences) go into the URL by hand, and
+only while they are small, so a copied link reopens the same view without growing without bound.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+URL_TEXT_KEYS = ("q_text", "k_text", "v_text", "sentences", "src_text", "target")
+URL_TEXT_LIMIT = 1500  # most characters of typed input the URL carries
+
+
+def bound(key: str) -> dict:
+    """Widget keyword arguments that tie a control to the URL and keep it across reruns."""
+    return {"key": key, "bind": "query-params", "persist_state": "session"}
+
+
+def kept(key: str) -> dict:
+    """Widget keyword arguments that keep an input across reruns and mode switches."""
+    return {"key": key, "persist_state": "session"}
+
+
+def restore_texts_from_url() -> None:
+    """On a session's first run, fill the typed inputs from the URL (a shared link)."""
+    if st.session_state.get("_url_restored"):
+        return
+    st.session_state["_url_restored"] = True
+    for key in URL_TEXT_KEYS:
+        if key in st.query_params:
+            st.session_state[key] = st.query_params[key][: URL_TEXT_LIMIT * 4]
+
+
+def store_texts_in_url(active: tuple[str, ...]) -> None:
+    """Put the active typed inputs in the URL while they are small; drop the others."""
+    total = sum(len(st.session_state.get(key) or "") for key in active)
+    for key in URL_TEXT_KEYS:
+        text = st.session_state.get(key) or ""
+        wanted = key in active and total <= URL_TEXT_LIMIT and text
+        if wanted and st.query_params.get(key) != text:
+            st.query_params[key] = text
+        elif not wanted and key in st.query_params:
+            del st.query_params[key]

@@ -1,0 +1,447 @@
+"""Result views: heatmaps, step by step, compare, row statistics and downloads.
+
+Each view draws one batch item (the sequence chosen in the input panel). Only the open tab is
+drawn, so a click repaints what the user looks at and nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz import figures
+from attnviz.attention import AttentionResult, AttentionSettings, compute_attention
+from attnviz.export import matrix_to_csv, result_to_json
+from attnviz.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_stats
+from attnviz.ui.inputs import Problem
+from attnviz.ui.state import bound
+
+VIEWS = ("Heatmaps", "Step by step", "Compare", "Row statistics", "Download")
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+BLOCKED_LABELS = {"-inf": "masked: logit −∞", "-1e9": "masked: score − 1e9"}
+MAX_TERMS = 8  # products shown in the step-by-step arithmetic before "… more"
+
+
+@dataclass(frozen=True)
+class SequenceView:
+    """One batch item's result and what to call its rows and columns."""
+
+    result: AttentionResult  # unbatched: (T, S) matrices
+    query: np.ndarray  # (T, Dq)
+    key: np.ndarray  # (S, Dk)
+    value: np.ndarray  # (S, Dv)
+    rows: tuple[str, ...]  # (T,) query labels
+    cols: tuple[str, ...]  # (S,) key labels
+    padding: np.ndarray | None  # (S,) bool, True = real key
+
+
+def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
+    """Run attention on the problem; show a ValueError as a message and return None."""
+    padding = problem.padding if use_padding else None
+    try:
+        return compute_attention(
+            problem.query, problem.key, problem.value, key_padding_mask=padding, **asdict(settings)
+        )
+    except ValueError as err:
+        st.error(f"These inputs and settings do not fit together: {err}", icon="⚠️")
+        return None
+
+
+def results_panel(problem: Problem, settings: AttentionSettings, use_padding: bool) -> None:
+    """Compute, then draw the open view of the chosen batch item."""
+    result = compute(problem, settings, use_padding)
+    if result is None:
+        return
+    b = int(st.session_state.get("seq", 0))
+    view = SequenceView(
+        result.item(b),
+        problem.query[b],
+        problem.key[b],
+        problem.value[b],
+        problem.query_labels[b],
+        problem.key_labels[b],
+        None if problem.padding is None else problem.padding[b],
+    )
+    _summary(problem, result, view)
+    tabs = st.tabs(VIEWS, key="view", bind="query-params", on_change="rerun")
+    draws = (
+        heatmaps_view,
+        steps_view,
+        lambda v: compare_view(v, problem, settings, use_padding),
+        stats_view,
+        lambda v: download_view(v, problem, result),
+    )
+    for tab, draw in zip(tabs, draws, strict=True):
+        if tab.open:
+            with tab:
+                draw(view)
+
+
+def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> None:
+    t, s = view.result.weights.shape
+    b = problem.query.shape[0]
+    scale = (
+        f"scores × 1/√{result.d_k} = {result.scale_factor:.6g}"
+        if result.settings.scale
+        else "no scaling"
+    )
+    batch = f"batch of {b}, " if problem.batched else ""
+    st.caption(
+        f"{batch}{t} queries × {s} keys · Dq {view.query.shape[1]}, Dk {result.d_k}, "
+        f"Dv {view.value.shape[1]} · {result.settings.score} score · {scale}"
+    )
+    rows = np.flatnonzero(view.result.fully_masked)
+    if rows.size:
+        names = ", ".join(f"{i} ({view.rows[i]})" for i in rows[:10])
+        more = f" and {rows.size - 10} more" if rows.size > 10 else ""
+        st.warning(
+            f"Query rows with no visible key: {names}{more}. "
+            f"{FULLY_MASKED_WHY[result.settings.mask_value]}",
+            icon="🚫",
+        )
+
+
+def _chart(fig, name: str) -> None:
+    config = {
+        **CHART_CONFIG,
+        "toImageButtonOptions": {
+            **CHART_CONFIG["toImageButtonOptions"],
+            "filename": f"attnviz-{name}",
+        },
+    }
+    st.plotly_chart(fig, config=config, theme="streamlit")
+
+
+def stage_figures(view: SequenceView) -> dict[str, object]:
+    """The figure of every stage, by name, in the order attention computes them."""
+    r, rows, cols = view.result, view.rows, view.cols
+    blocked = ~r.mask
+    label = BLOCKED_LABELS[r.settings.mask_value]
+    common = {"row_labels": rows, "col_labels": cols}
+    shown_zero = blocked & (r.weights == 0)  # masked and really zero: draw as blocked
+    return {
+        "raw scores": figures.heatmap(r.raw_scores, kind="signed", title="Raw scores", **common),
+        "scaled scores": figures.heatmap(
+            r.scores, kind="signed", title=f"Scaled scores (× {r.scale_factor:.4g})", **common
+        ),
+        "mask": figures.heatmap(
+            r.mask.astype(float),
+            kind="mask",
+            title="Mask (allowed keys)",
+            blocked=blocked,
+            blocked_label="blocked",
+            **common,
+        ),
+        "masked scores": figures.heatmap(
+            r.masked_scores,
+            kind="signed",
+            title="Masked scores (what softmax sees)",
+            blocked=blocked,
+            blocked_label=label,
+            **common,
+        ),
+        "weights": figures.heatmap(
+            r.weights,
+            kind="weights",
+            title="Attention weights",
+            blocked=shown_zero,
+            blocked_label=label,
+            **common,
+        ),
+        "output": figures.heatmap(
+            r.output,
+            kind="values",
+            title="Output (context vectors)",
+            row_labels=rows,
+            col_labels=[str(c) for c in range(r.output.shape[1])],
+            col_title="feature",
+        ),
+    }
+
+
+def heatmaps_view(view: SequenceView) -> None:
+    """Every stage as a heatmap, two per row."""
+    figs = stage_figures(view)
+    if not view.result.settings.scale:
+        figs.pop("scaled scores")
+        st.caption("Scaling is off: the scaled scores equal the raw scores.")
+    if view.result.mask.all():
+        figs.pop("mask")
+        figs.pop("masked scores")
+        st.caption("No mask is active: every query may attend every key.")
+    names = list(figs)
+    for start in range(0, len(names), 2):
+        columns = st.columns(2)
+        for column, name in zip(columns, names[start : start + 2], strict=False):
+            with column:
+                _chart(figs[name], name.replace(" ", "-"))
+    _focus_row(view)
+
+
+def _focus_row(view: SequenceView) -> None:
+    t, s = view.result.weights.shape
+    if max(t, s) <= figures.MAX_SIDE:
+        return
+    st.info(
+        "These heatmaps are overviews: each cell summarises a block. Pick a query row to "
+        "see its exact weights."
+    )
+    i = int(st.number_input("Focus on query row", 0, t - 1, 0, **bound("focus")))
+    r = view.result
+    _chart(
+        figures.focus_row(
+            r.weights[i],
+            col_labels=view.cols,
+            title=f"Weights of query {i} ({view.rows[i]})",
+            blocked=~r.mask[i],
+        ),
+        "focus-row",
+    )
+
+
+STAGE_TEXT = {
+    "raw scores": ("1 · Score every query against every key", None),
+    "scaled scores": ("2 · Divide by √Dk", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}}"),
+    "mask": ("3 · The mask M: 0 where allowed, −∞ (or −1e9) where blocked", None),
+    "masked scores": ("4 · Add the mask", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}} + M"),
+    "weights": (
+        "5 · Softmax over each row",
+        r"\operatorname{softmax}\Big(\frac{\operatorname"
+        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)",
+    ),
+    "output": (
+        "6 · Weighted sum of the values",
+        r"\operatorname{softmax}\Big(\frac{\operatorname"
+        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)\,V",
+    ),
+}
+SCORE_TEX = {
+    "dot": r"QK^{\top}",
+    "general": r"Q W K^{\top}",
+    "concat": r"v^{\top}\tanh(QW_q + KW_k)",
+}
+
+
+def steps_view(view: SequenceView) -> None:
+    """The formula stage by stage, each stage beside its matrix, and one cell's arithmetic."""
+    r = view.result
+    st.latex(
+        r"\text{output} = \operatorname{softmax}\Big(\frac{"
+        + SCORE_TEX[r.settings.score]
+        + r"}{\sqrt{d_k}} + M\Big)\,V"
+    )
+    _cell_arithmetic(view)
+    figs = stage_figures(view)
+    for name, (caption, tex) in STAGE_TEXT.items():
+        left, right = st.columns([1, 2])
+        with left:
+            st.markdown(f"**{caption}**")
+            st.latex(tex or _stage_tex(name, r))
+        with right:
+            _chart(figs[name], name.replace(" ", "-"))
+
+
+def _stage_tex(name: str, r: AttentionResult) -> str:
+    if name == "raw scores":
+        return r"\operatorname{score}(Q, K) = " + SCORE_TEX[r.settings.score]
+    return r"M_{ij} = 0 \text{ if allowed, else } " + (
+        r"-\infty" if r.settings.mask_value == "-inf" else r"-10^{9}"
+    )
+
+
+def _cell_arithmetic(view: SequenceView) -> None:
+    t, s = view.result.weights.shape
+    left, right = st.columns(2)
+    i = left.selectbox(
+        "Query i", range(t), format_func=lambda x: f"{x}: {view.rows[x]}", **_clamped("cell_i", t)
+    )
+    j = right.selectbox(
+        "Key j", range(s), format_func=lambda x: f"{x}: {view.cols[x]}", **_clamped("cell_j", s)
+    )
+    step = explain_cell(view.result, view.query, view.key, int(i), int(j))
+    st.code(cell_text(step, view), language=None)
+
+
+def _clamped(key: str, n: int) -> dict:
+    if not 0 <= st.session_state.get(key, 0) < n:
+        st.session_state[key] = 0
+    return bound(key)
+
+
+def cell_text(step, view: SequenceView) -> str:
+    """The arithmetic of one cell as plain text lines."""
+    f = format_number
+    kind = view.result.settings.score
+    terms = " + ".join(f"{f(a, 4)}×{f(b, 4)}" for a, b in step.terms[:MAX_TERMS])
+    if len(step.terms) > MAX_TERMS:
+        terms += f" + … ({len(step.terms) - MAX_TERMS} more terms)"
+    what = {
+        "dot": "q_i · k_j",
+        "general": "(q_i W) · k_j",
+        "concat": "Σ v_u · tanh(q_i W_q + k_j W_k)_u",
+    }
+    lines = [
+        f"query i = {step.i} ({view.rows[step.i]}), key j = {step.j} ({view.cols[step.j]})",
+        f"1. score    {what[kind]} = {terms} = {f(step.raw_score)}",
+        f"2. scale    {f(step.raw_score)} × {f(step.scale_factor)} = {f(step.score)}",
+        _mask_line(step, view.result.settings.mask_value),
+        f"4. exp      exp({f(step.logit)} − row max {f(step.row_max)}) = {f(step.exp_value)}",
+        f"5. row sum  Σ_j exp(logit_j − row max) = {f(step.row_sum)}",
+        f"6. weight   {f(step.exp_value)} / {f(step.row_sum)} = {f(step.weight)}",
+    ]
+    if step.fully_masked:
+        lines.append(
+            "   (row fully masked: "
+            + (
+                "all weights are set to 0)"
+                if view.result.settings.mask_value == "-inf"
+                else "softmax spreads the weight over masked keys)"
+            )
+        )
+    return "\n".join(lines)
+
+
+def _mask_line(step, mask_value: str) -> str:
+    f = format_number
+    if step.allowed:
+        return f"3. mask     allowed: M = 0, logit = {f(step.logit)}"
+    if mask_value == "-inf":
+        return "3. mask     blocked: M = −∞, logit = −∞"
+    return f"3. mask     blocked: {f(step.score)} − 1e9 = {f(step.logit)} (float32)"
+
+
+COMPARISONS = {
+    "mask": "Masks on / off",
+    "scale": "Scaled / unscaled",
+    "score": "Another score function",
+    "mask_value": "−∞ / −1e9",
+}
+
+
+def compare_view(
+    view: SequenceView, problem: Problem, settings: AttentionSettings, use_padding: bool
+) -> None:
+    """The same inputs under two settings side by side, with their difference."""
+    what = st.segmented_control(
+        "Compare",
+        list(COMPARISONS),
+        format_func=COMPARISONS.get,
+        default="mask",
+        required=True,
+        **bound("compare"),
+    )
+    other, other_padding, label = _other_settings(what, settings, use_padding)
+    result_b = compute(problem, other, other_padding)
+    if result_b is None:
+        return
+    b = int(st.session_state.get("seq", 0))
+    a, bb = view.result, result_b.item(b)
+    common = {"row_labels": view.rows, "col_labels": view.cols}
+    columns = st.columns(3)
+    with columns[0]:
+        _chart(
+            figures.heatmap(a.weights, kind="weights", title="A: current settings", **common),
+            "compare-a",
+        )
+    with columns[1]:
+        _chart(
+            figures.heatmap(bb.weights, kind="weights", title=f"B: {label}", **common), "compare-b"
+        )
+    with columns[2]:
+        _chart(
+            figures.difference_heatmap(a.weights, bb.weights, title="A − B", **common),
+            "compare-diff",
+        )
+    change = float(np.abs(a.weights - bb.weights).max())
+    st.caption(f"Largest change of any weight: {change:.6g}.")
+
+
+def _other_settings(what: str, settings: AttentionSettings, use_padding: bool):
+    if what == "scale":
+        return (
+            replace(settings, scale=not settings.scale),
+            use_padding,
+            ("unscaled" if settings.scale else "scaled by 1/√Dk"),
+        )
+    if what == "mask_value":
+        flipped = "-1e9" if settings.mask_value == "-inf" else "-inf"
+        return replace(settings, mask_value=flipped), use_padding, f"masked logits {flipped}"
+    if what == "score":
+        kinds = [k for k in ("dot", "general", "concat") if k != settings.score]
+        kind = st.radio("Score function B", kinds, horizontal=True, **bound("compare_score"))
+        return replace(settings, score=kind), use_padding, f"{kind} score"
+    any_mask = settings.causal or settings.window is not None or use_padding
+    if any_mask:
+        return replace(settings, causal=False, window=None), False, "no masks"
+    return replace(settings, causal=True), use_padding, "causal mask"
+
+
+def stats_view(view: SequenceView) -> None:
+    """Entropy and largest weight of each query row, fully masked rows flagged."""
+    r = view.result
+    stats = row_stats(r.weights, r.mask)
+    st.dataframe(
+        {
+            "query": [f"{i}: {label}" for i, label in enumerate(view.rows)],
+            "entropy (bits)": np.round(stats.entropy_bits, 4),
+            "max weight": np.round(stats.max_weight, 6),
+            "most attended key": [view.cols[j] if j >= 0 else "—" for j in stats.argmax],
+            "allowed keys": stats.allowed_keys,
+            "no visible key": stats.fully_masked,
+        },
+        hide_index=True,
+    )
+    st.caption(
+        f"Entropy 0 bits: one key takes all the weight; log2(S) = "
+        f"{np.log2(r.weights.shape[1]):.3g} bits: uniform over all {r.weights.shape[1]} keys."
+    )
+    if stats.fully_masked.any():
+        st.warning(FULLY_MASKED_WHY[r.settings.mask_value], icon="🚫")
+
+
+def download_view(view: SequenceView, problem: Problem, result: AttentionResult) -> None:
+    """Every matrix of the viewed item as CSV, the whole result as JSON."""
+    r = view.result
+    matrices = {
+        "raw_scores": r.raw_scores,
+        "scores": r.scores,
+        "mask": r.mask,
+        "masked_scores": r.masked_scores,
+        "weights": r.weights,
+    }
+    columns = st.columns(3)
+    for n, (name, matrix) in enumerate(matrices.items()):
+        columns[n % 3].download_button(
+            f"{name}.csv",
+            lambda m=matrix: matrix_to_csv(m, view.rows, view.cols),
+            file_name=f"attnviz-{name}.csv",
+            mime="text/csv",
+            on_click="ignore",
+        )
+    columns[2].download_button(
+        "output.csv",
+        lambda: matrix_to_csv(r.output, view.rows),
+        file_name="attnviz-output.csv",
+        mime="text/csv",
+        on_click="ignore",
+    )
+
+    def whole() -> str:
+        q, k, v = (
+            a if problem.batched else a[0] for a in (problem.query, problem.key, problem.value)
+        )
+        return result_to_json(
+            result, query=q, key=k, value=v, query_labels=view.rows, key_labels=view.cols
+        )
+
+    st.download_button(
+        "Whole result (JSON)",
+        whole,
+        file_name="attnviz-result.json",
+        mime="application/json",
+        on_click="ignore",
+        type="primary",
+    )
+    st.caption("Every chart's toolbar also saves it as a PNG (camera icon).")

@@ -1,0 +1,190 @@
+"""The three ways of attention in a Transformer, as one choice.
+
+Shape letters: B batch, T queries, S keys; the source is the encoder's input sentence (Ls tokens),
+the target is the decoder's input sentence (Lt tokens).
+
+- "bidirectional": encoder self-attention; queries and keys both from the source, every token
+  sees every real token (source padding mask). T = S = Ls.
+- "causal": decoder masked self-attention; queries and keys both from the target, each token sees
+  itself and earlier real tokens (look-ahead AND target padding mask). T = S = Lt.
+- "cross": encoder–decoder attention; queries from the target, keys and values from the source,
+  every target token sees every real source token (source padding mask). T = Lt, S = Ls.
+
+Padding masks are bool `(L,)` or `(B, L)`, True = real token; they mask keys only, as in the
+Transformer: a padded query still gets a row, which later layers ignore.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from attnviz.checks import check_choice, check_int
+from attnviz.limits import MAX_TOKENS
+from attnviz.masks import build_mask, check_padding_mask
+from attnviz.multihead import MultiHeadResult, compute_multihead
+
+
+@dataclass(frozen=True)
+class AttentionWay:
+    """One way of attention: where its queries and keys come from and how it is masked."""
+
+    name: str  # "bidirectional", "causal" or "cross"
+    title: str  # a short label for a menu
+    where: str  # one line: where it sits in the Transformer
+    queries_from: str  # "source" or "target"
+    keys_from: str  # "source" or "target" (the values come from the same place)
+    causal: bool  # add the look-ahead mask
+
+
+ATTENTION_WAYS: Mapping[str, AttentionWay] = MappingProxyType(
+    {
+        way.name: way
+        for way in (
+            AttentionWay(
+                "bidirectional",
+                "Bi-directional self-attention",
+                "Encoder self-attention: every source token attends every real source token.",
+                "source",
+                "source",
+                False,
+            ),
+            AttentionWay(
+                "causal",
+                "Causal self-attention",
+                "Decoder masked self-attention: each target token attends itself and earlier ones.",
+                "target",
+                "target",
+                True,
+            ),
+            AttentionWay(
+                "cross",
+                "Encoder–decoder attention",
+                "Decoder's second attention: target queries attend the encoder's source tokens.",
+                "target",
+                "source",
+                False,
+            ),
+        )
+    }
+)
+WAY_NAMES = tuple(ATTENTION_WAYS)
+
+
+@dataclass(frozen=True)
+class WayMask:
+    """The mask settings of one way, ready for `compute_attention` / `compute_multihead`."""
+
+    causal: bool  # pass as `causal`
+    key_padding_mask: Any  # pass as `key_padding_mask`: bool (S,) or (B, S) as given, or None
+
+
+def get_way(way: str) -> AttentionWay:
+    """The `AttentionWay` named `way`, with a helpful error for an unknown name."""
+    return ATTENTION_WAYS[check_choice(way, "way", WAY_NAMES)]
+
+
+def way_mask_settings(
+    way: str, *, source_padding_mask: Any = None, target_padding_mask: Any = None
+) -> WayMask:
+    """The look-ahead flag and the key padding mask of `way`.
+
+    Args:
+        way: "bidirectional", "causal" or "cross".
+        source_padding_mask: bool `(Ls,)` or `(B, Ls)`, True = real source token, or None.
+        target_padding_mask: bool `(Lt,)` or `(B, Lt)`, True = real target token, or None.
+    """
+    chosen = get_way(way)
+    padding = target_padding_mask if chosen.keys_from == "target" else source_padding_mask
+    return WayMask(chosen.causal, padding)
+
+
+def way_mask(
+    way: str,
+    source_length: int,
+    target_length: int,
+    *,
+    source_padding_mask: Any = None,
+    target_padding_mask: Any = None,
+) -> np.ndarray:
+    """The bool `(B, T, S)` mask of `way`, True = the query may attend the key.
+
+    B is the batch of the padding masks (1 when they have no batch axis); T and S are the
+    source or target lengths as the way says. `masks.build_mask` does the combining.
+    """
+    chosen = get_way(way)
+    lengths = {
+        "source": check_int(source_length, "source_length", low=1, high=MAX_TOKENS),
+        "target": check_int(target_length, "target_length", low=1, high=MAX_TOKENS),
+    }
+    given = {"source": source_padding_mask, "target": target_padding_mask}
+    batch = _batch_size(given)
+    t, s = lengths[chosen.queries_from], lengths[chosen.keys_from]
+    padding = given[chosen.keys_from]
+    if padding is not None:
+        padding = check_named_padding(padding, f"{chosen.keys_from}_padding_mask", batch, s)
+    return build_mask(batch, t, s, causal=chosen.causal, key_padding_mask=padding)  # (B, T, S)
+
+
+def check_named_padding(mask: Any, name: str, batch: int, length: int) -> np.ndarray:
+    """`masks.check_padding_mask` (bool `(B or 1, L)`), with its messages naming `name`."""
+    try:
+        return check_padding_mask(mask, batch, length)
+    except ValueError as err:
+        raise ValueError(str(err).replace("`key_padding_mask`", f"`{name}`")) from None
+
+
+def compute_way(
+    way: str,
+    source: Any,
+    target: Any,
+    *,
+    num_heads: int = 1,
+    source_padding_mask: Any = None,
+    target_padding_mask: Any = None,
+    **kwargs: Any,
+) -> MultiHeadResult:
+    """Multi-head attention the way `way` does it: picks Q/K/V and the masks, then attends.
+
+    Args:
+        way: "bidirectional", "causal" or "cross".
+        source: the encoder side `(Ls, D)` or `(B, Ls, D)`; may be None for "causal".
+        target: the decoder side `(Lt, D)` or `(B, Lt, D)`; may be None for "bidirectional".
+        source_padding_mask, target_padding_mask: as in `way_mask_settings`.
+        num_heads, **kwargs: passed on to `compute_multihead` (not `causal`/`key_padding_mask`).
+    """
+    chosen = get_way(way)
+    settings = way_mask_settings(
+        way, source_padding_mask=source_padding_mask, target_padding_mask=target_padding_mask
+    )
+    sides = {"source": source, "target": target}
+    keys = sides[chosen.keys_from]
+    return compute_multihead(
+        sides[chosen.queries_from],
+        keys,
+        keys,
+        num_heads=num_heads,
+        causal=settings.causal,
+        key_padding_mask=settings.key_padding_mask,
+        **kwargs,
+    )
+
+
+def _batch_size(padding_masks: Mapping[str, Any]) -> int:
+    """B from the padding masks that have a batch axis (1 if none); they must agree."""
+    sizes = {
+        name: np.shape(mask)[0]
+        for name, mask in padding_masks.items()
+        if mask is not None and np.ndim(mask) == 2
+    }
+    if len(set(sizes.values())) > 1:
+        raise ValueError(
+            "The source and target padding masks must have the same batch size. Received: "
+            f"source {sizes['source']}, target {sizes['target']} rows. Give one row per sentence "
+            "pair."
+        )
+    return next(iter(sizes.values()), 1)

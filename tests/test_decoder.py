@@ -1,0 +1,192 @@
+"""Tests for attnviz.decoder: the tutorial's Transformer decoder, its shapes, masks and heads."""
+
+import keras
+import numpy as np
+import pytest
+
+from attnviz.decoder import Decoder, DecoderConfig, build_decoder, run_decoder
+from attnviz.multihead import compute_multihead
+from attnviz.text import positional_encoding
+from attnviz.ways import way_mask
+
+RNG = np.random.default_rng(11)
+SMALL = {"h": 2, "d_k": 4, "d_v": 3, "d_model": 8, "d_ff": 16, "n": 2, "vocab_size": 10}
+
+
+@pytest.fixture(scope="module")
+def seed_example():
+    """The tutorial's test: batch 64, 5 tokens, vocabulary 20, d_model 512, d_ff 2048, 6 layers."""
+    tokens = RNG.integers(0, 20, size=(64, 5))
+    encoder_output = RNG.random((64, 5, 512))
+    return tokens, encoder_output, run_decoder(tokens, encoder_output)
+
+
+def test_seed_example_gives_the_tutorials_shapes(seed_example):
+    _, _, result = seed_example
+    assert result.output.shape == (64, 5, 512)
+    assert len(result.self_attention) == len(result.cross_attention) == 6
+    assert all(w.shape == (64, 8, 5, 5) for w in result.self_attention)
+    assert all(w.shape == (64, 8, 5, 5) for w in result.cross_attention)
+    assert result.config == DecoderConfig()  # the tutorial's sizes are the defaults
+    assert not result.output.flags.writeable
+
+
+def test_causal_self_attention_never_sees_the_future_in_any_layer_or_head(seed_example):
+    _, _, result = seed_example
+    weights = np.stack(result.self_attention)  # (N, B, H, T, T)
+    np.testing.assert_array_equal(np.triu(weights, k=1), 0.0)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(np.stack(result.cross_attention).sum(axis=-1), 1.0, atol=1e-5)
+
+
+def test_same_seed_same_decoder_other_seed_other_decoder(seed_example):
+    tokens, encoder_output, result = seed_example
+    again = run_decoder(tokens, encoder_output)
+    np.testing.assert_array_equal(again.output, result.output)
+    np.testing.assert_array_equal(again.cross_attention[5], result.cross_attention[5])
+    other = run_decoder(tokens[:2], encoder_output[:2], seed=1)
+    assert not np.allclose(other.output, result.output[:2])
+
+
+def test_source_shorter_than_target_and_padding_masks():
+    tokens = RNG.integers(0, 10, size=(2, 4))
+    source_pad = [[True, True, False], [True, True, True]]
+    target_pad = [[True, True, True, False], [True, True, True, True]]
+    result = run_decoder(
+        tokens, RNG.random((2, 3, 8)), source_padding_mask=source_pad,
+        target_padding_mask=target_pad, **SMALL,
+    )  # fmt: skip
+    assert result.output.shape == (2, 4, 8)
+    assert [w.shape for w in result.cross_attention] == [(2, 2, 4, 3)] * 2
+    np.testing.assert_array_equal(
+        result.self_mask, way_mask("causal", 3, 4, target_padding_mask=target_pad)
+    )
+    np.testing.assert_array_equal(
+        result.cross_mask, way_mask("cross", 3, 4, source_padding_mask=source_pad)
+    )
+    for self_w, cross_w in zip(result.self_attention, result.cross_attention, strict=True):
+        np.testing.assert_array_equal(cross_w[0, :, :, 2], 0.0)  # padded source key
+        np.testing.assert_array_equal(self_w[0, :, :, 3], 0.0)  # padded target key
+    unmasked = run_decoder(tokens, RNG.random((2, 3, 8)), causal=False, **SMALL)
+    assert unmasked.self_mask.all() and np.triu(unmasked.self_attention[0], k=1).max() > 0
+
+
+def test_dropout_is_off_at_inference_and_on_in_training():
+    config = DecoderConfig(vocab_size=10, sequence_length=4, h=2, d_k=4, d_v=4, d_model=8,
+                           d_ff=16, n=2, rate=0.5)  # fmt: skip
+    decoder = build_decoder(config)
+    tokens, memory = RNG.integers(0, 10, size=(3, 4)), RNG.random((3, 5, 8)).astype(np.float32)
+    first, _, _ = decoder(tokens, memory, training=False)
+    second, _, _ = decoder(tokens, memory, training=False)
+    trained, _, _ = decoder(tokens, memory, training=True)
+    np.testing.assert_array_equal(np.asarray(first), np.asarray(second))
+    assert not np.allclose(np.asarray(first), np.asarray(trained))
+
+
+def test_layer_zero_heads_equal_compute_multihead_with_the_layers_kernels():
+    config = DecoderConfig(vocab_size=10, sequence_length=4, h=2, d_k=4, d_v=3, d_model=8,
+                           d_ff=16, n=1, seed=3)  # fmt: skip
+    decoder = build_decoder(config)
+    tokens, memory = RNG.integers(0, 10, size=(2, 4)), RNG.random((2, 5, 8)).astype(np.float32)
+    mask = way_mask("causal", 5, 4)  # (1, T, T)
+    _, self_weights, _ = decoder(tokens, memory, np.repeat(mask, 2, axis=0))
+    mha = decoder.decoder_layer[0].multihead_attention1
+    params = {
+        "W_Q": np.asarray(mha.query_dense.kernel).transpose(1, 0, 2),  # (D, H, Dk) -> (H, D, Dk)
+        "W_K": np.asarray(mha.key_dense.kernel).transpose(1, 0, 2),
+        "W_V": np.asarray(mha.value_dense.kernel).transpose(1, 0, 2),
+        "W_O": np.asarray(mha.output_dense.kernel).reshape(2 * 3, 8),  # (H, Dv, D) -> (H·Dv, D)
+    }
+    x = np.asarray(decoder.pos_encoding(tokens))  # (B, T, D)
+    ours = compute_multihead(x, x, x, num_heads=2, d_k=4, d_v=3, causal=True, params=params)
+    np.testing.assert_allclose(ours.weights, np.asarray(self_weights[0]), atol=1e-5)
+
+
+def test_each_sublayer_has_its_own_add_and_norm():
+    # The tutorial calls add_norm1 twice; here add_norm2 is separate and used.
+    config = DecoderConfig(vocab_size=10, sequence_length=3, h=2, d_k=4, d_v=4, d_model=8,
+                           d_ff=16, n=1)  # fmt: skip
+    decoder = build_decoder(config)
+    tokens, memory = RNG.integers(0, 10, size=(1, 3)), RNG.random((1, 3, 8)).astype(np.float32)
+    before = np.asarray(decoder(tokens, memory)[0])
+    layer = decoder.decoder_layer[0]
+    assert len({id(layer.add_norm1), id(layer.add_norm2), id(layer.add_norm3)}) == 3
+    layer.add_norm2.gamma.assign(np.full(8, 2.0, dtype=np.float32))
+    assert not np.allclose(np.asarray(decoder(tokens, memory)[0]), before)
+
+
+def test_fixed_sinusoidal_word_and_position_embeddings():
+    decoder = build_decoder(DecoderConfig(vocab_size=6, sequence_length=3, **_tiny_sizes()))
+    tokens = np.array([[5, 0, 2]])
+    embedded = np.asarray(decoder.pos_encoding(tokens))
+    expected = positional_encoding(6, 8)[[5, 0, 2]] + positional_encoding(3, 8)
+    np.testing.assert_allclose(embedded[0], expected, atol=1e-6)
+    assert not decoder.pos_encoding.trainable_weights
+
+
+def test_layers_round_trip_through_their_config():
+    decoder = build_decoder(DecoderConfig(vocab_size=6, sequence_length=3, **_tiny_sizes()))
+    clone = Decoder.from_config(decoder.get_config())
+    assert clone.get_config() == decoder.get_config()
+    assert keras.saving.get_registered_name(Decoder) == "attnviz>Decoder"
+
+
+def _tiny_sizes():
+    return {"h": 2, "d_k": 4, "d_v": 4, "d_model": 8, "d_ff": 16, "n": 1}
+
+
+TOKENS = np.zeros((2, 3), dtype=int)
+MEMORY = np.zeros((2, 4, 8))
+ERROR_CASES = [
+    pytest.param(
+        {"target_tokens": RNG.random((2, 3))},
+        r"`target_tokens` must hold whole-number token ids from 0 to 9\. Received: array of "
+        r"shape \(2, 3\) and dtype float64\. Draw them with np\.random\.default_rng\(\)",
+        id="float_tokens_as_in_the_tutorial",
+    ),
+    pytest.param(
+        {"target_tokens": [[1, 2, 10]]},
+        r"`target_tokens` must be from 0 to 9 \(vocab_size=10\)\. Received a token id 10\.",
+        id="token_out_of_range",
+    ),
+    pytest.param(
+        {"target_tokens": [1, 2, 3]},
+        r"`target_tokens` must be 2-D \(B, T\).*Received shape \(3,\)",
+        id="tokens_1d",
+    ),
+    pytest.param(
+        {"encoder_output": np.zeros((2, 4, 6))},
+        r"`encoder_output` must have shape \(B, S, d_model\) = \(2, S, 8\).*Received shape "
+        r"\(2, 4, 6\)\.",
+        id="encoder_d_model",
+    ),
+    pytest.param(
+        {"encoder_output": np.zeros((4, 8))},
+        r"`encoder_output` must be 3-D",
+        id="encoder_2d",
+    ),
+    pytest.param({"n": 13}, r"`n` must be from 1 to 12\. Received: 13\.", id="n_13"),
+    pytest.param({"h": 17}, r"`h` must be from 1 to 16\. Received: 17\.", id="h_17"),
+    pytest.param(
+        {"d_model": 2048}, r"`d_model` must be from 1 to 1024\. Received: 2048\.", id="d_model"
+    ),
+    pytest.param({"vocab_size": 0}, r"`vocab_size` must be from 1 to 4096", id="vocab_0"),
+    pytest.param({"causal": "yes"}, r"`causal` must be True or False", id="causal_str"),
+    pytest.param(
+        {"source_padding_mask": [True, False]},
+        r"`source_padding_mask` must have shape \(4,\) or \(2, 4\)",
+        id="source_padding_length",
+    ),
+    pytest.param(
+        {"target_tokens": np.zeros((64, 100), dtype=int), "encoder_output": np.zeros((64, 4, 8))},
+        r"Too many tokens for the decoder: 64 sequences × 100 tokens; the limit is 4096",
+        id="too_many_tokens",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), ERROR_CASES)
+def test_invalid_input_is_rejected_with_a_helpful_message(kwargs, message):
+    arguments = {"target_tokens": TOKENS, "encoder_output": MEMORY, **SMALL, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        run_decoder(**arguments)
