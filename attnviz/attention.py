@@ -98,13 +98,12 @@ def attention_stages(scores: Any, mask: Any, value: Any, mask_value: str) -> tup
         `(masked_scores (B, T, S), weights (B, T, S), output (B, T, Dv))`.
     """
     if mask is None:
-        masked, weights = scores, ops.softmax(scores, axis=-1)
+        masked = scores
     elif mask_value == "-1e9":
         masked = scores + ops.where(mask, 0.0, NEG_LARGE)  # (B, T, S)
-        weights = ops.softmax(masked, axis=-1)
     else:
         masked = ops.where(mask, scores, -math.inf)  # (B, T, S)
-        weights = _softmax_or_zeros(masked)
+    weights = _softmax_or_zeros(masked)  # one softmax for every case: same round-off everywhere
     output = ops.matmul(weights, value)  # (B, T, S) x (B, S, Dv) -> (B, T, Dv)
     return masked, weights, output
 
@@ -195,6 +194,7 @@ def compute_attention(
     used = resolve_params(score, q.shape[-1], k.shape[-1], params, seed)
     scorer = make_score_layer(score, q.shape[-1], k.shape[-1], scale=scale, params=used)
     scores = scorer(q, k)  # (B, T, S)
+    _check_finite_scores(scores)
     any_masked = not mask.all()
     masked, weights, output = attention_stages(scores, mask if any_masked else None, v, mask_value)
     stages = [np.asarray(x) for x in (scores, masked, weights, output)]
@@ -216,6 +216,14 @@ def compute_attention(
     )
 
 
+def _check_finite_scores(scores: Any) -> None:
+    if not bool(ops.all(ops.isfinite(scores))):
+        raise ValueError(
+            "The scores overflow float32 (some are infinite or NaN): the inputs or the learned "
+            "weights are too large. Rescale Q, K (and `params`) to smaller magnitudes."
+        )
+
+
 def _frozen(array: np.ndarray) -> np.ndarray:
     array = np.asarray(array)
     array.flags.writeable = False
@@ -233,14 +241,17 @@ def _check_inputs(query: Any, key: Any, value: Any, score: str):
             f"Received shapes query {q.shape}, key {k.shape}, value {v.shape}."
         )
     batched = q.ndim == 3
+    _check_shapes(q.shape, k.shape, v.shape, score)
     if not batched:
         q, k, v = q[None], k[None], v[None]  # (1, ·, ·)
-    _check_shapes(q.shape, k.shape, v.shape, score)
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), batched
 
 
 def _check_shapes(qs: tuple, ks: tuple, vs: tuple, score: str) -> None:
+    """Check shapes as the user gave them (with or without the batch axis)."""
     shapes = f"query {qs}, key {ks}, value {vs}"
+    if len(qs) == 2:
+        qs, ks, vs = (1, *qs), (1, *ks), (1, *vs)
     if not qs[0] == ks[0] == vs[0]:
         raise ValueError(
             f"`query`, `key` and `value` must have the same batch size. Received: {shapes}."

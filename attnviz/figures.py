@@ -113,17 +113,13 @@ class PooledMatrix:
 
     values: np.ndarray  # (R, C) float32 pooled values, NaN where the block is blocked
     blocked: np.ndarray  # (R, C) bool, True = every cell of the block is blocked
-    row_edges: np.ndarray  # (R + 1,) int, block r holds rows row_edges[r] .. row_edges[r + 1] - 1
-    col_edges: (
-        np.ndarray
-    )  # (C + 1,) int, block c holds columns col_edges[c] .. col_edges[c + 1] - 1
+    row_edges: np.ndarray  # (R + 1,) int, block r holds rows row_edges[r] to row_edges[r+1] - 1
+    col_edges: np.ndarray  # (C + 1,) int, the same for columns
 
     @property
     def block_shape(self) -> tuple[int, int]:
         """Rows x columns of source cells in one (full) block."""
-        return int(self.row_edges[1] - self.row_edges[0]), int(
-            self.col_edges[1] - self.col_edges[0]
-        )
+        return int(self.row_edges[1]), int(self.col_edges[1])
 
     @property
     def is_overview(self) -> bool:
@@ -270,14 +266,13 @@ def _as_matrix(value: Any, name: str, *, ndim: int) -> np.ndarray:
     """An `ndim`-D, non-empty float32 or float64 array (NaN and infinities still allowed)."""
     try:
         array = np.asarray(value)
-    except (ValueError, TypeError) as err:  # ragged nested lists
-        array = None
-        cause = err
-    if array is None or array.dtype.kind not in "biuf":
+    except (ValueError, TypeError):  # ragged nested lists
+        array = np.empty(0, dtype=object)
+    if array.dtype.kind not in "biuf":
         raise ValueError(
             f"`{name}` must be a {ndim}-D array of numbers. Received: {describe(value)}. "
             "Give every row the same number of columns."
-        ) from (cause if array is None else None)
+        )
     if array.ndim != ndim or 0 in array.shape:
         raise ValueError(
             f"`{name}` must be a non-empty {ndim}-D array. Received shape {array.shape}. "
@@ -559,14 +554,13 @@ def _allowed_bars(
 ) -> go.Bar:
     """Bars of the allowed keys, coloured like the heatmap."""
     keys = np.flatnonzero(allowed)
-    colors = _color_range(kind, row[keys])
+    span = _color_range(kind, row[keys])
+    shares = (row[keys] - span["zmin"]) / (span["zmax"] - span["zmin"])  # (K,) in [0, 1]
     return go.Bar(
         x=keys,
         y=row[keys],
         customdata=[names[k] for k in keys],
-        marker=dict(
-            color=row[keys], colorscale=style.colorscale, cmin=colors["zmin"], cmax=colors["zmax"]
-        ),
+        marker=dict(color=plotly.colors.sample_colorscale(style.colorscale, np.clip(shares, 0, 1))),
         hovertemplate=f"{axis} %{{customdata}}<br>{style.value_name} %{{y:.6~g}}<extra></extra>",
         name=style.value_name,
         showlegend=False,
@@ -640,7 +634,7 @@ def difference_heatmap(
 
 @dataclass(frozen=True)
 class Lines:
-    """The query -> key lines of a line view, strongest first is not implied (row-major order)."""
+    """The query -> key lines of a line view, in row-major order."""
 
     queries: np.ndarray  # (L,) int, query of each line
     keys: np.ndarray  # (L,) int, key of each line
@@ -738,7 +732,7 @@ def _line_traces(lines: Lines, rows: list[str]) -> list[go.Scatter]:
                 x=[0, 1, None] * len(keys),
                 y=[y for key in keys for y in (query, key, None)],
                 mode="lines",
-                line=dict(color=LINE_COLOR, width=0.5 + 2.5 * level),
+                line=dict(color=LINE_COLOR, width=1 + 4 * level),
                 opacity=level,
                 hoverinfo="skip",
                 legendgroup=f"query {query}",

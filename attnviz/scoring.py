@@ -18,7 +18,7 @@ import numpy as np
 from keras import ops
 
 from attnviz.checks import check_choice, describe
-from attnviz.limits import MAX_FEATURES
+from attnviz.limits import MAX_ABS_VALUE, MAX_FEATURES
 
 SCORE_KINDS = ("dot", "general", "concat")
 CONCAT_BLOCK_CELLS = 1 << 22  # most B*t*S*U floats one concat block holds (16 MB in float32)
@@ -103,8 +103,10 @@ class ConcatScore(AttentionScore):
             k_proj = k_proj + self.b  # (B, S, U)
         # The (B, t, S, U) tanh tensor is the memory peak: score a block of queries at a time.
         batch, t, s = q_proj.shape[0] or 1, q_proj.shape[1], k_proj.shape[1]
+        if t is None or s is None:  # symbolic lengths inside a Keras model: no blocking
+            return self._score_block(q_proj, k_proj)
         rows = max(1, CONCAT_BLOCK_CELLS // max(1, batch * s * self.units))
-        if t is None or rows >= t:
+        if rows >= t:
             return self._score_block(q_proj, k_proj)
         blocks = [self._score_block(q_proj[:, i : i + rows], k_proj) for i in range(0, t, rows)]
         return ops.concatenate(blocks, axis=1)  # (B, T, S)
@@ -149,6 +151,11 @@ def resolve_params(
     Returns:
         The float32 weights the score layer will use, by name ("b" only when given).
     """
+    if params is not None and not isinstance(params, Mapping):
+        raise ValueError(
+            '`params` must be a dict of weights by name, e.g. {"W": [[...]]}. '
+            f"Received: {describe(params)}."
+        )
     given = dict(params or {})
     units = _concat_units(given, dk) if kind == "concat" else 0
     shapes = param_shapes(kind, dq, dk, units)
@@ -192,6 +199,12 @@ def _check_param(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
         )
     if not np.all(np.isfinite(array)):
         raise ValueError(f"`params['{name}']` holds non-finite numbers (NaN or infinity).")
+    if np.abs(array).max(initial=0.0) > MAX_ABS_VALUE:
+        raise ValueError(
+            f"`params['{name}']` holds a number too large to compute with "
+            f"({np.abs(array).max():.3g}); weights must have magnitude at most "
+            f"{MAX_ABS_VALUE:.0e}."
+        )
     return array.astype(np.float32)
 
 

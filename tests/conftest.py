@@ -1,4 +1,4 @@
-"""Shared test setup: make `attnviz` and `reference` importable and keep TensorFlow quiet."""
+"""Shared test setup: keep TensorFlow quiet and make `reference.py` importable."""
 
 import os
 import sys
@@ -6,7 +6,6 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
 
-ROOT = Path(__file__).parent.parent
-for path in (ROOT, Path(__file__).parent):  # the repo (attnviz) and tests/ (reference.py)
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
+TESTS = str(Path(__file__).parent)
+if TESTS not in sys.path:  # pytest's default import mode does this too; importlib mode does not
+    sys.path.insert(0, TESTS)

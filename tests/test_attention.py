@@ -340,14 +340,14 @@ def test_given_params_are_copied_not_frozen_in_place():
 
 
 def test_fully_masked_rows_with_minus_inf_are_zero_and_flagged():
-    # All three keys are padding: no query may attend anything.
-    v = [[1, 2], [3, 4], [5, 9]]
-    result = compute_attention(LAB_Q, LAB_K, [[1, 2, 0], [3, 4, 0]], key_padding_mask=[F, F])
+    # Both keys are padding: no query may attend anything.
+    result = compute_attention(LAB_Q, LAB_K, LAB_V, key_padding_mask=[F, F])
     np.testing.assert_array_equal(result.weights, np.zeros((2, 2)))
     np.testing.assert_array_equal(result.output, np.zeros((2, 3)))
     np.testing.assert_array_equal(result.fully_masked, [T, T])
     assert np.isneginf(result.masked_scores).all()
     # causal + padding: only query 0 is fully masked; query 1 attends key 1 alone.
+    v = [[1, 2], [3, 4], [5, 9]]
     partly = compute_attention(
         [[1, 0], [0, 1]], [[1, 1], [2, 2], [3, 3]], v, causal=True, key_padding_mask=[F, T, T]
     )
@@ -511,11 +511,6 @@ def test_scored_attention_in_a_functional_model_matches_compute_attention(kind, 
         pytest.param(
             lambda: ConcatScore(units=3),
             id="concat",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: ConcatScore._calculate_scores computes batch * s * units with "
-                "s = None for variable-length inputs (TypeError)",
-            ),
         ),
     ],
 )
@@ -688,7 +683,7 @@ ERRORS = [
         "dot-dq-ne-dk",
         {"query": [[1, 2, 3]]},
         r'score="dot" needs as many query features as key features \(Dq == Dk\)\. Received: '
-        r"query \(1, 1, 3\), key \(1, 3, 2\)",
+        r'query .*Give Q and K the same number of columns, or use score="general" or "concat"',
     ),
     (
         "value-rows-ne-key-rows",
@@ -850,22 +845,25 @@ def test_validation_errors(overrides, match):
         compute_attention(**kwargs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: params that are not a mapping reach dict() unchecked: TypeError or an "
-    "unrelated ValueError instead of a `params` message",
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        ({"query": [[1, 2, 3]]}, r"Received: query \(1, 3\), key \(3, 2\), value \(3, 1\)"),
+        ({"value": [[1], [2]]}, r"Received: query \(2, 2\), key \(3, 2\), value \(2, 1\)"),
+    ],
+    ids=["dot-dq-ne-dk", "value-rows-ne-key-rows"],
 )
+def test_shape_errors_report_the_shapes_given(overrides, match):
+    with pytest.raises(ValueError, match=match):
+        compute_attention(**{"query": Q2, "key": K3, "value": V3, **overrides})
+
+
 @pytest.mark.parametrize("params", [[1, 2], 5], ids=["list", "int"])
 def test_params_must_be_a_mapping(params):
     with pytest.raises(ValueError, match=r"`params`"):
         compute_attention(Q2, K3, V3, score="general", params=params)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: params are not bounded like inputs (MAX_ABS_VALUE): 1e300 is cast to float32 "
-    "inf and W=1e30 overflows the float32 scores, giving NaN weights without an error",
-)
 @pytest.mark.parametrize(
     ("query", "w"),
     [(Q2, 1e300), ([[1e15, 0], [0, 1e15]], 1e30)],

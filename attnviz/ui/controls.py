@@ -9,24 +9,24 @@ import streamlit as st
 from attnviz.attention import AttentionSettings
 from attnviz.ui.state import bound
 
-MODES = {
+MODES = {  # URL value -> what the page calls it
     "matrices": "Matrices",
     "sentences": "Sentences",
     "cross": "Two sentences (cross)",
 }
-SCORE_LABELS = {
-    "dot": "dot — q·k",
-    "general": "general (Luong) — q W kᵀ",
-    "concat": "concat (Bahdanau) — v·tanh(q W_q + k W_k)",
+SCORE_CAPTIONS = {
+    "dot": "q·k (Vaswani et al.)",
+    "general": "q W kᵀ (Luong)",
+    "concat": "v·tanh(q W_q + k W_k) (Bahdanau)",
 }
 SCORE_LATEX = {
     "dot": r"\operatorname{score}(q_i, k_j) = q_i \cdot k_j",
     "general": r"\operatorname{score}(q_i, k_j) = q_i\, W\, k_j^{\top}",
     "concat": r"\operatorname{score}(q_i, k_j) = v^{\top} \tanh(q_i W_q + k_j W_k)",
 }
-MASK_VALUE_LABELS = {
-    "-inf": "−∞ (exact: blocked rows get zeros)",
-    "-1e9": "−1e9 (as in the Keras tutorials)",
+MASK_VALUE_CAPTIONS = {
+    "-inf": "exact: a row with no allowed key gets zeros",
+    "-1e9": "added in float32, as in the Keras tutorials",
 }
 
 
@@ -41,15 +41,11 @@ class Controls:
 
 def mode_selector() -> str:
     """The input mode, at the top of the sidebar."""
-    mode = st.sidebar.segmented_control(
-        "Input",
-        list(MODES),
-        format_func=MODES.get,
-        default="matrices",
-        required=True,
-        **bound("mode"),
+    names = {label: mode for mode, label in MODES.items()}
+    label = st.sidebar.segmented_control(
+        "Input", list(names), default=MODES["matrices"], required=True, **bound("mode")
     )
-    return mode or "matrices"
+    return names.get(label, "matrices")
 
 
 def sidebar_controls(mode: str) -> Controls:
@@ -57,7 +53,10 @@ def sidebar_controls(mode: str) -> Controls:
     side = st.sidebar
     side.subheader("Scoring")
     score = side.radio(
-        "Score function", list(SCORE_LABELS), format_func=SCORE_LABELS.get, **bound("score")
+        "Score function",
+        list(SCORE_CAPTIONS),
+        captions=list(SCORE_CAPTIONS.values()),
+        **bound("score"),
     )
     side.latex(SCORE_LATEX[score])
     scale = side.toggle(
@@ -95,8 +94,8 @@ def sidebar_controls(mode: str) -> Controls:
         )
     mask_value = side.radio(
         "Masked logits become",
-        list(MASK_VALUE_LABELS),
-        format_func=MASK_VALUE_LABELS.get,
+        list(MASK_VALUE_CAPTIONS),
+        captions=list(MASK_VALUE_CAPTIONS.values()),
         **bound("mask_value"),
     )
     seed = int(

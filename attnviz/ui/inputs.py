@@ -81,7 +81,11 @@ def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
     state = st.session_state
     if "q_text" not in state:  # first visit: start from the NumPy lab's matrices
         default = presets[DEFAULT_PRESET]
-        state["q_text"], state["k_text"], state["v_text"] = default.query, default.key, default.value
+        state["q_text"], state["k_text"], state["v_text"] = (
+            default.query,
+            default.key,
+            default.value,
+        )
         state["preset"] = DEFAULT_PRESET
     names = list(presets)
     st.selectbox(
@@ -131,7 +135,7 @@ def _uploaded_matrices():
     for column, (name, short, _) in zip(columns, MATRIX_NAMES, strict=True):
         with column:
             upload = st.file_uploader(
-                f"{short} ({name}s)",
+                f"{short} ({name})",
                 type=["csv", "tsv", "txt", "json", "npy"],
                 key=f"upload_{short}",
             )

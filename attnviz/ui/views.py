@@ -349,13 +349,16 @@ def compare_view(
         _chart(
             figures.heatmap(bb.weights, kind="weights", title=f"B: {label}", **common), "compare-b"
         )
+    # float32 round-off (~1e-8) is not a difference a learner should see
+    wa, wb = np.round(a.weights, 6), np.round(bb.weights, 6)
     with columns[2]:
-        _chart(
-            figures.difference_heatmap(a.weights, bb.weights, title="A − B", **common),
-            "compare-diff",
-        )
-    change = float(np.abs(a.weights - bb.weights).max())
-    st.caption(f"Largest change of any weight: {change:.6g}.")
+        _chart(figures.difference_heatmap(wa, wb, title="A − B", **common), "compare-diff")
+    change = float(np.abs(wa - wb).max())
+    st.caption(
+        f"Largest change of any weight: {change:.6g}."
+        if change
+        else "The two settings give the same weights here."
+    )
 
 
 def _other_settings(what: str, settings: AttentionSettings, use_padding: bool):
