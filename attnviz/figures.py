@@ -196,6 +196,7 @@ def heatmap(
     row_title: str = "query",
     col_title: str | None = None,
     max_side: int = MAX_SIDE,
+    annotate: bool = True,
 ) -> go.Figure:
     """A heatmap of one matrix: rows (queries) down, columns (keys or features) across.
 
@@ -211,6 +212,7 @@ def heatmap(
         blocked_label: hover text of blocked cells, e.g. "masked (−∞)".
         row_title: name of a row; col_title: name of a column (default "key", or "feature").
         max_side: most cells per side before drawing a pooled overview (see `pool_matrix`).
+        annotate: print the values in small matrices' cells (off for thumbnails).
 
     Returns:
         A `go.Figure`: trace 0 the values (NaN where blocked), trace 1 (if any cell is blocked)
@@ -226,7 +228,7 @@ def heatmap(
     max_side = check_int(max_side, "max_side", low=1)
     grid = pool_matrix(values, blocked, max_side=max_side, rule=style.rule)
     names = (_escape(row_title), _escape(style.col_title if col_title is None else col_title))
-    fig = go.Figure(_value_trace(grid, style, kind, names))
+    fig = go.Figure(_value_trace(grid, style, kind, names, annotate))
     if grid.blocked.any():
         fig.add_trace(_blocked_trace(grid, names, _escape(blocked_label)))
     fig.add_trace(_label_axes_trace())
@@ -348,7 +350,9 @@ def _cell_names(labels: list[str] | None, edges: np.ndarray) -> tuple[np.ndarray
     return (starts + ends) / 2, names
 
 
-def _value_trace(grid: PooledMatrix, style: _Kind, kind: str, names: tuple[str, str]) -> go.Heatmap:
+def _value_trace(
+    grid: PooledMatrix, style: _Kind, kind: str, names: tuple[str, str], annotate: bool
+) -> go.Heatmap:
     """The coloured cells; blocked cells are NaN gaps without hover."""
     what = style.pooled_name if grid.is_overview else style.value_name
     value = "" if kind == "mask" else " %{z:.6~g}"
@@ -363,7 +367,7 @@ def _value_trace(grid: PooledMatrix, style: _Kind, kind: str, names: tuple[str, 
         colorbar=_colorbar(kind, style),
         **_color_range(kind, grid.values),
     )
-    if max(grid.values.shape) <= TEXT_SIDE and kind != "mask":
+    if annotate and max(grid.values.shape) <= TEXT_SIDE and kind != "mask":
         trace.update(text=_cell_text(grid.values), texttemplate="%{text}")
         trace.update(textfont=dict(size=FONT_SIZE))
     return trace

@@ -4,8 +4,19 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
 
 TESTS = str(Path(__file__).parent)
 if TESTS not in sys.path:  # pytest's default import mode does this too; importlib mode does not
     sys.path.insert(0, TESTS)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test (`item.rep_call`), so fixtures can see a failure
+    (the browser tests take a screenshot then)."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report

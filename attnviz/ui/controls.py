@@ -13,7 +13,10 @@ MODES = {  # URL value -> what the page calls it
     "matrices": "Matrices",
     "sentences": "Sentences",
     "cross": "Two sentences (cross)",
+    "multihead": "Multi-head",
+    "decoder": "Decoder stack",
 }
+FIXED_SCORING_MODES = ("multihead", "decoder")  # scaled dot product; the way sets the masks
 SCORE_CAPTIONS = {
     "dot": "q·k (Vaswani et al.)",
     "general": "q W kᵀ (Luong)",
@@ -48,8 +51,7 @@ def mode_selector() -> str:
     return names.get(label, "matrices")
 
 
-def sidebar_controls(mode: str) -> Controls:
-    """Draw the attention controls and return what they say."""
+def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
     side = st.sidebar
     side.subheader("Scoring")
     score = side.radio(
@@ -59,12 +61,6 @@ def sidebar_controls(mode: str) -> Controls:
         **bound("score"),
     )
     side.latex(SCORE_LATEX[score])
-    scale = side.toggle(
-        "Scale by √Dk",
-        value=True,
-        **bound("scale"),
-        help="Divide every score by the square root of the key size Dk.",
-    )
     side.subheader("Masks")
     causal = side.toggle(
         "Causal (look-ahead) mask",
@@ -92,12 +88,46 @@ def sidebar_controls(mode: str) -> Controls:
                 **bound("window"),
             )
         )
+    return score, bool(causal), bool(use_padding), window
+
+
+def _scale_and_mask_value_controls() -> tuple[bool, str]:
+    side = st.sidebar
+    if st.session_state.get("mode") == MODES["multihead"]:
+        side.caption(
+            "Multi-head attention scores with the scaled dot product; the way of "
+            "attention sets the masks."
+        )
+    scale = side.toggle(
+        "Scale by √Dk",
+        value=True,
+        **bound("scale"),
+        help="Divide every score by the square root of the key size Dk.",
+    )
     mask_value = side.radio(
         "Masked logits become",
         list(MASK_VALUE_CAPTIONS),
         captions=list(MASK_VALUE_CAPTIONS.values()),
         **bound("mask_value"),
     )
+    return bool(scale), mask_value
+
+
+def sidebar_controls(mode: str) -> Controls:
+    """Draw the attention controls and return what they say."""
+    side = st.sidebar
+    scale, mask_value = True, "-inf"
+    if mode == "decoder":
+        side.caption(
+            "The decoder stack uses Keras's MultiHeadAttention: scaled dot product, "
+            "look-ahead mask in self-attention, masked keys weighted 0."
+        )
+    if mode in FIXED_SCORING_MODES:
+        score, causal, use_padding, window = "dot", False, True, None
+    else:
+        score, causal, use_padding, window = _score_and_mask_controls()
+    if mode != "decoder":
+        scale, mask_value = _scale_and_mask_value_controls()
     seed = int(
         side.number_input(
             "Seed (learned weights, projections)",

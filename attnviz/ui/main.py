@@ -12,6 +12,7 @@ from attnviz.presets import load_presets
 from attnviz.ui.controls import mode_selector, sidebar_controls
 from attnviz.ui.inputs import cross_panel, matrix_panel, sentence_panel
 from attnviz.ui.state import restore_texts_from_url, store_texts_in_url
+from attnviz.ui.transformer import decoder_panel, multihead_panel
 from attnviz.ui.views import results_panel
 
 PRESETS_DIR = Path(__file__).resolve().parents[2] / "assets" / "presets"
@@ -19,6 +20,8 @@ MODE_TEXTS = {
     "matrices": ("q_text", "k_text", "v_text"),
     "sentences": ("sentences",),
     "cross": ("src_text", "target"),
+    "multihead": ("src_text", "target"),
+    "decoder": (),
 }
 INTROS = {
     "matrices": "Type Q, K and V (one row per line), upload them, or draw them at random.",
@@ -26,6 +29,10 @@ INTROS = {
     "position-encoded and projected to Q, K and V with seeded weights.",
     "cross": "Encoder–decoder (cross) attention: queries come from the target sentence, keys "
     "and values from the source sentence.",
+    "multihead": "Multi-head attention in the three ways a Transformer uses it: every head, "
+    "their average, and the concatenation through W_O.",
+    "decoder": "The Transformer decoder of the Keras tutorial: N stacked decoder layers, with "
+    "every layer's self- and cross-attention per head.",
 }
 
 
@@ -54,7 +61,12 @@ def main() -> None:
     st.title("attnviz")
     st.caption(INTROS[mode])
     try:
-        if mode == "sentences":
+        problem = None
+        if mode == "multihead":
+            multihead_panel(controls.settings)
+        elif mode == "decoder":
+            decoder_panel(controls.settings)
+        elif mode == "sentences":
             problem = sentence_panel(controls.settings.seed)
         elif mode == "cross":
             problem = cross_panel(controls.settings.seed)

@@ -14,6 +14,7 @@ import streamlit as st
 from attnviz import figures
 from attnviz.attention import AttentionResult, AttentionSettings, compute_attention
 from attnviz.export import matrix_to_csv, result_to_json
+from attnviz.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
 from attnviz.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_stats
 from attnviz.ui.inputs import Problem
 from attnviz.ui.state import bound
@@ -178,6 +179,20 @@ def heatmaps_view(view: SequenceView) -> None:
             with column:
                 _chart(figs[name], name.replace(" ", "-"))
     _focus_row(view)
+    if max(view.result.weights.shape) <= MAX_LINE_TOKENS:
+        st.markdown("**Line view** — the weights as lines from queries to keys")
+        line_view(view.result.weights, view.rows, view.cols)
+
+
+def line_view(weights: np.ndarray, rows, cols) -> None:
+    """The line view of one weight matrix, or a note when it has too many tokens."""
+    t, s = weights.shape
+    if max(t, s) > MAX_LINE_TOKENS:
+        st.caption(f"The line view shows up to {MAX_LINE_TOKENS} tokens a side.")
+        return
+    theme = getattr(getattr(st.context, "theme", None), "type", None) or "light"
+    # our own page; the tokens inside are JSON data drawn with textContent (see lineview)
+    st.iframe(line_view_html(weights, rows, cols, theme=theme), height=line_view_height(t, s))
 
 
 def _focus_row(view: SequenceView) -> None:
@@ -332,7 +347,8 @@ def compare_view(
         required=True,
         **bound("compare"),
     )
-    other, other_padding, label = _other_settings(what, settings, use_padding)
+    masked = not view.result.mask.all()  # some key of the viewed item is blocked
+    other, other_padding, label = _other_settings(what, settings, use_padding, masked)
     result_b = compute(problem, other, other_padding)
     if result_b is None:
         return
@@ -361,7 +377,7 @@ def compare_view(
     )
 
 
-def _other_settings(what: str, settings: AttentionSettings, use_padding: bool):
+def _other_settings(what: str, settings: AttentionSettings, use_padding: bool, masked: bool):
     if what == "scale":
         return (
             replace(settings, scale=not settings.scale),
@@ -375,9 +391,9 @@ def _other_settings(what: str, settings: AttentionSettings, use_padding: bool):
         kinds = [k for k in ("dot", "general", "concat") if k != settings.score]
         kind = st.radio("Score function B", kinds, horizontal=True, **bound("compare_score"))
         return replace(settings, score=kind), use_padding, f"{kind} score"
-    any_mask = settings.causal or settings.window is not None or use_padding
-    if any_mask:
+    if masked:
         return replace(settings, causal=False, window=None), False, "no masks"
+    # nothing is blocked (padding on but no key marked, say): show what a causal mask does
     return replace(settings, causal=True), use_padding, "causal mask"
 
 

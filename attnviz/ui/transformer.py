@@ -1,0 +1,264 @@
+"""Multi-head attention, the three ways of attention, and the Transformer decoder stack.
+
+Two panels: `multihead_panel` (one multi-head attention block, the way chosen) and
+`decoder_panel` (N stacked decoder layers as in the seed tutorial). Wiring and drawing only.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import streamlit as st
+
+from attnviz import figures
+from attnviz.attention import AttentionSettings
+from attnviz.decoder import DecoderResult, run_decoder
+from attnviz.text import encode_sentences
+from attnviz.ui.inputs import _parse, sequence_selector
+from attnviz.ui.state import bound, kept
+from attnviz.ui.views import line_view
+from attnviz.ways import ATTENTION_WAYS, compute_way
+
+HEADS_PER_ROW = 4
+DECODER_FIELDS = (  # (session key, label, default = the seed tutorial's size, min, max)
+    ("dec_batch", "Batch", 64, 1, 64),
+    ("dec_t", "Target tokens T", 5, 1, 64),
+    ("dec_s", "Source tokens S", 5, 1, 64),
+    ("dec_vocab", "Vocabulary", 20, 2, 4096),
+    ("dec_h", "Heads h", 8, 1, 16),
+    ("dec_dmodel", "d_model", 512, 1, 1024),
+    ("dec_dff", "d_ff", 2048, 1, 4096),
+    ("dec_n", "Layers N", 6, 1, 12),
+)
+
+
+def _way_inputs(way: str, seed: int):
+    """Encode the source and/or target sentences the way needs."""
+    chosen = ATTENTION_WAYS[way]
+    st.caption(chosen.where)
+    sides = {chosen.queries_from, chosen.keys_from}
+    state = st.session_state
+    state.setdefault("src_text", "Le chat est assis sur le tapis .\nIl dort .")
+    state.setdefault("target", "The cat sits on the mat .\nIt sleeps .")
+    columns = st.columns(len(sides))
+    texts = {}
+    for column, side in zip(columns, sorted(sides), strict=True):
+        key = "src_text" if side == "source" else "target"
+        with column:
+            texts[side] = st.text_area(
+                f"{side.title()} sentences, one per line", height=90, **kept(key)
+            )
+    c1, c2, c3 = st.columns(3)
+    d_model = int(c1.number_input("d_model", 1, 1024, 16, **bound("mh_dmodel")))
+    heads = int(c2.number_input("Heads h (d_model divisible by h)", 1, 16, 4, **bound("mh_h")))
+    with c3:
+        positional = st.toggle("Sinusoidal positional encoding", value=True, **bound("pos"))
+    encoded = {}
+    for side, text in texts.items():
+        encoded[side] = _parse(
+            lambda t=text: encode_sentences(
+                t, d_model=d_model, d_k=d_model, seed=seed, positional=positional
+            )
+        )
+    return encoded, heads
+
+
+def multihead_panel(settings: AttentionSettings) -> None:
+    """One multi-head attention block: the way of attention, every head, their average, W_O."""
+    way = st.radio(
+        "Way of attention",
+        list(ATTENTION_WAYS),
+        horizontal=True,
+        format_func=lambda w: ATTENTION_WAYS[w].title,
+        **bound("way"),
+    )
+    encoded, heads = _way_inputs(way, settings.seed)
+    if any(e is None for e in encoded.values()):
+        return
+    src, tgt = encoded.get("source"), encoded.get("target")
+    if src is not None and tgt is not None and len(src.sentences) != len(tgt.sentences):
+        st.error(
+            f"Give as many target lines as source lines: they are paired by line. Received "
+            f"{len(src.sentences)} source and {len(tgt.sentences)} target sentences.",
+            icon="⚠️",
+        )
+        return
+    result = _parse(
+        lambda: compute_way(
+            way,
+            None if src is None else src.inputs,
+            None if tgt is None else tgt.inputs,
+            num_heads=heads,
+            source_padding_mask=None if src is None else src.padding_mask,
+            target_padding_mask=None if tgt is None else tgt.padding_mask,
+            scale=settings.scale,
+            mask_value=settings.mask_value,
+            seed=settings.seed,
+        )
+    )
+    if result is None:
+        return
+    chosen = ATTENTION_WAYS[way]
+    sides = {"source": src, "target": tgt}
+    b = sequence_selector(result.weights.shape[0], "sentence")
+    rows = sides[chosen.queries_from].tokens[b]
+    cols = sides[chosen.keys_from].tokens[b]
+    _heads_view(result, b, rows, cols)
+
+
+def _heads_view(result, b: int, rows, cols) -> None:
+    h = result.num_heads
+    st.caption(
+        f"{h} heads · Dk = Dv = {result.d_k} per head · d_model = {result.output.shape[-1]}"
+        f" · scores × 1/√{result.d_k}"
+        if result.settings.scale
+        else " · no scaling"
+    )
+    blocked = ~result.mask[b]
+    common = {"row_labels": rows, "col_labels": cols}
+    st.subheader("Every head's weights")
+    for start in range(0, h, HEADS_PER_ROW):
+        columns = st.columns(HEADS_PER_ROW)
+        for column, head in zip(columns, range(start, min(h, start + HEADS_PER_ROW)), strict=False):
+            with column:
+                st.plotly_chart(
+                    figures.heatmap(
+                        result.weights[b, head],
+                        kind="weights",
+                        title=f"Head {head}",
+                        blocked=blocked & (result.weights[b, head] == 0),
+                        annotate=False,
+                        **common,
+                    ),
+                    key=f"head-{head}",
+                )
+    head = int(st.selectbox("Enlarge head", range(h), **bound("mh_head")) or 0)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(
+            figures.heatmap(
+                result.weights[b, head], kind="weights", title=f"Head {head} (enlarged)", **common
+            )
+        )
+    with right:
+        line_view(result.weights[b, head], rows, cols)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(
+            figures.heatmap(
+                result.head_average[b], kind="weights", title="Average of the heads", **common
+            )
+        )
+    with right:
+        st.plotly_chart(
+            figures.heatmap(
+                result.concat[b],
+                kind="values",
+                row_labels=rows,
+                title=f"Concatenated head outputs (T × {h}·Dv)",
+                col_title="head feature",
+            )
+        )
+    st.latex(
+        r"\text{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1,\dots,"
+        r"\text{head}_h)\,W^O"
+    )
+    st.plotly_chart(
+        figures.heatmap(
+            result.output[b],
+            kind="values",
+            row_labels=rows,
+            title="Output = Concat · W_O (T × d_model)",
+            col_title="feature",
+        )
+    )
+
+
+@st.cache_resource(max_entries=2, show_spinner="Building and running the decoder…")
+def _run_decoder_cached(sizes: tuple[int, ...], seed: int, causal: bool):
+    batch, t, s, vocab, h, d_model, d_ff, n = sizes
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, vocab, size=(batch, t))  # (B, T) target token ids
+    memory = rng.random((batch, s, d_model))  # (B, S, D) stand-in encoder output, as in the seed
+    start = time.perf_counter()
+    result = run_decoder(
+        tokens,
+        memory,
+        h=h,
+        d_k=d_model // h,
+        d_v=d_model // h,
+        d_model=d_model,
+        d_ff=d_ff,
+        n=n,
+        vocab_size=vocab,
+        causal=causal,
+        seed=seed,
+    )
+    return result, tokens, time.perf_counter() - start
+
+
+def decoder_panel(settings: AttentionSettings) -> None:
+    """N stacked decoder layers, every layer's self- and cross-attention per head."""
+    st.caption(
+        "Masked multi-head self-attention → Add & Norm → encoder–decoder attention → "
+        "Add & Norm → feed-forward → Add & Norm, N times; dropout off at inference. "
+        "Defaults are the tutorial's sizes; token ids and the encoder output are drawn "
+        "from the seed."
+    )
+    columns = st.columns(len(DECODER_FIELDS))
+    sizes = []
+    for column, (key, label, default, low, high) in zip(columns, DECODER_FIELDS, strict=True):
+        sizes.append(int(column.number_input(label, low, high, default, **bound(key))))
+    batch, t, s, vocab, h, d_model, d_ff, n = sizes
+    if d_model % h:
+        st.error(
+            f"d_model must be divisible by the number of heads h: {d_model} is not "
+            f"divisible by {h}. Try d_model = {h * max(1, d_model // h)}.",
+            icon="⚠️",
+        )
+        return
+    run = _parse(lambda: _run_decoder_cached(tuple(sizes), settings.seed, True))
+    if run is None:
+        return
+    result, tokens, seconds = run
+    st.success(
+        f"Decoder output shape: {tuple(result.output.shape)} "
+        f"(batch, target tokens, d_model) · ran in {seconds:.2f} s"
+    )
+    _decoder_attention(result, tokens)
+
+
+def _decoder_attention(result: DecoderResult, tokens: np.ndarray) -> None:
+    n = len(result.self_attention)
+    c1, c2, c3 = st.columns(3)
+    b = int(c1.number_input("Sequence", 0, tokens.shape[0] - 1, 0, **bound("dec_seq")))
+    layer = int(c2.number_input("Layer", 0, n - 1, 0, **bound("dec_layer")))
+    which = c3.radio(
+        "Attention",
+        ["self", "cross"],
+        horizontal=True,
+        **bound("dec_which"),
+        format_func={"self": "masked self-attention", "cross": "encoder–decoder"}.get,
+    )
+    weights = (result.self_attention if which == "self" else result.cross_attention)[layer][b]
+    rows = [f"t{j}={tok}" for j, tok in enumerate(tokens[b])]
+    cols = rows if which == "self" else [f"s{j}" for j in range(weights.shape[-1])]
+    mask = (result.self_mask if which == "self" else result.cross_mask)[b]
+    h = weights.shape[0]
+    for start in range(0, h, HEADS_PER_ROW):
+        columns = st.columns(HEADS_PER_ROW)
+        for column, head in zip(columns, range(start, min(h, start + HEADS_PER_ROW)), strict=False):
+            with column:
+                st.plotly_chart(
+                    figures.heatmap(
+                        weights[head],
+                        kind="weights",
+                        title=f"Layer {layer} · head {head}",
+                        row_labels=rows,
+                        annotate=False,
+                        col_labels=cols,
+                        blocked=~mask & (weights[head] == 0),
+                    ),
+                    key=f"dec-head-{head}",
+                )

@@ -1,0 +1,577 @@
+"""Tests for attnviz.figures: heatmaps, pooling, focus row, difference and line view."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnviz import figures
+from attnviz.figures import (
+    BLOCKED_COLOR,
+    SIGNED_COLORSCALE,
+    WEIGHTS_COLORSCALE,
+    difference_heatmap,
+    focus_row,
+    heatmap,
+    line_view,
+    pool_matrix,
+)
+
+REPO = Path(__file__).parent.parent
+XSS = "<img src=x onerror=alert(1)>"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _scale(trace) -> list[list]:
+    return [[float(stop), color] for stop, color in trace.colorscale]
+
+
+def _rows(table) -> list[list]:
+    return [list(row) for row in table]
+
+
+def _strings(node):
+    """Every string in a parsed JSON document."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield key
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _strings(item)
+
+
+def _causal_weights(t: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """`(t, t)` float32 softmax weights with a causal mask, and the blocked cells."""
+    blocked = np.triu(np.ones((t, t), dtype=bool), 1)
+    logits = np.random.default_rng(seed).normal(size=(t, t)).astype(np.float32)
+    logits[blocked] = -np.inf
+    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return weights / weights.sum(axis=1, keepdims=True), blocked
+
+
+# --- colour scales and ranges -------------------------------------------------------------------
+
+
+def test_weights_use_viridis_from_exactly_zero_to_one():
+    trace = heatmap([[0.2, 0.8], [0.5, 0.5]], kind="weights").data[0]
+    assert _scale(trace) == [[float(s), c] for s, c in WEIGHTS_COLORSCALE]
+    assert trace.colorscale[0][1] == "#440154" and trace.colorscale[-1][1] == "#fde725"
+    assert (trace.zmin, trace.zmax) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("kind", ["signed", "values"], ids=["signed", "values"])
+def test_signed_kinds_are_diverging_and_symmetric_around_zero(kind):
+    trace = heatmap([[-1.0, 3.0], [0.5, -2.0]], kind=kind).data[0]
+    assert _scale(trace) == [[float(s), c] for s, c in SIGNED_COLORSCALE]
+    assert trace.colorscale[0][1] == "rgb(5,48,97)"  # dark blue = most negative
+    assert trace.colorscale[-1][1] == "rgb(103,0,31)"  # dark red = most positive
+    assert (trace.zmin, trace.zmax, trace.zmid) == (-3.0, 3.0, 0.0)
+
+
+def test_signed_range_comes_from_allowed_cells_only():
+    scores = np.array([[1.0, -1e9], [-2.0, 0.5]])  # -1e9: a "-1e9" masked logit
+    blocked = np.array([[False, True], [False, False]])
+    trace = heatmap(scores, kind="signed", blocked=blocked).data[0]
+    assert (trace.zmin, trace.zmax) == (-2.0, 2.0)
+
+
+def test_all_zero_signed_matrix_still_has_a_range():
+    trace = heatmap(np.zeros((2, 2)), kind="signed").data[0]
+    assert (trace.zmin, trace.zmax) == (-1.0, 1.0)
+
+
+def test_values_kind_names_columns_features():
+    fig = heatmap(np.ones((2, 3)), kind="values")
+    assert fig.layout.xaxis2.title.text == "feature"
+    assert fig.layout.yaxis2.title.text == "query"
+    assert "feature %{x}" in fig.data[0].hovertemplate
+
+
+def test_mask_kind_draws_two_colours_with_named_colour_bar():
+    allowed = np.array([[True, False], [True, True]])
+    fig = heatmap(allowed, kind="mask")
+    values, grey = fig.data[0], fig.data[1]
+    assert list(values.colorbar.ticktext) == ["blocked", "allowed"]
+    assert {color for _, color in values.colorscale} == {BLOCKED_COLOR, figures.ALLOWED_COLOR}
+    np.testing.assert_array_equal(values.z, [[1.0, np.nan], [1.0, 1.0]])
+    np.testing.assert_array_equal(grey.z, [[np.nan, 1.0], [np.nan, np.nan]])
+
+
+def test_scale_helpers_return_copies_of_the_constants():
+    assert figures.sequential_scale() == [list(s) for s in WEIGHTS_COLORSCALE]
+    assert figures.diverging_scale() == [list(s) for s in SIGNED_COLORSCALE]
+    figures.sequential_scale()[0][1] = "red"
+    assert WEIGHTS_COLORSCALE[0][1] == "#440154"
+
+
+# --- axes, labels, hover ------------------------------------------------------------------------
+
+
+def test_rows_go_down_and_duplicate_labels_keep_separate_cells():
+    labels = ["the", "cat", "the"]
+    fig = heatmap(np.arange(9.0).reshape(3, 3), row_labels=labels, col_labels=labels)
+    assert fig.data[0].z.shape == (3, 3)
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis2.autorange == "reversed"
+    assert list(fig.layout.yaxis.tickvals) == [0, 1, 2]
+    assert list(fig.layout.yaxis.ticktext) == ["0: the", "1: cat", "2: the"]  # hover names
+    assert list(fig.layout.xaxis2.ticktext) == labels  # the labels people read
+    assert fig.layout.xaxis.showticklabels is False
+
+
+def test_default_labels_are_positions():
+    fig = heatmap(np.ones((2, 3)))
+    assert list(fig.layout.xaxis2.ticktext) == ["0", "1", "2"]
+    assert list(fig.layout.xaxis.ticktext) == ["0", "1", "2"]
+
+
+def test_labels_and_title_are_escaped():
+    fig = heatmap(
+        np.ones((2, 2)), row_labels=[XSS, "AT&T"], col_labels=["a", "<b>b</b>"], title=XSS
+    )
+    strings = list(_strings(json.loads(fig.to_json())))
+    assert not any("<img" in s or "<b>b" in s for s in strings)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in fig.layout.yaxis2.ticktext
+    assert "AT&amp;T" in fig.layout.yaxis2.ticktext
+    assert "&lt;b&gt;b&lt;/b&gt;" in fig.layout.xaxis2.ticktext
+    assert fig.layout.title.text == "&lt;img src=x onerror=alert(1)&gt;"
+
+
+def test_long_labels_are_cut():
+    label = "x" * 100
+    fig = heatmap(np.ones((1, 1)), row_labels=[label])
+    assert fig.layout.yaxis2.ticktext == ("x" * (figures.LABEL_CHARS - 1) + "…",)
+
+
+def test_hover_names_query_key_and_full_precision_value():
+    fig = heatmap([[0.123456789]], row_labels=["q"], col_labels=["k"], kind="weights")
+    template = fig.data[0].hovertemplate
+    assert template.startswith("query %{y}<br>key %{x}<br>weight %{z:.6~g}")
+    assert fig.layout.yaxis.ticktext == ("0: q",) and fig.layout.xaxis.ticktext == ("0: k",)
+
+
+def test_many_labels_show_a_thinned_subset_of_ticks():
+    fig = heatmap(np.zeros((100, 3)), row_labels=[f"t{i}" for i in range(100)])
+    assert list(fig.layout.yaxis2.tickvals) == list(range(0, 100, 5))
+    assert fig.layout.yaxis2.ticktext[:2] == ("t0", "t5")
+    assert len(fig.layout.yaxis.ticktext) == 100  # every row keeps its hover name
+
+
+@pytest.mark.parametrize(
+    ("rows", "height"), [(2, 300), (20, 720), (100, 900)], ids=["small", "medium", "large"]
+)
+def test_height_grows_with_rows_within_bounds(rows, height):
+    assert heatmap(np.zeros((rows, 2))).layout.height == height
+
+
+def test_layout_keeps_backgrounds_transparent():
+    layout = heatmap(np.zeros((2, 2))).layout
+    assert layout.paper_bgcolor == "rgba(0,0,0,0)" and layout.plot_bgcolor == "rgba(0,0,0,0)"
+
+
+# --- blocked cells ------------------------------------------------------------------------------
+
+
+def test_blocked_cells_are_grey_not_coloured():
+    scores = np.array([[1.0, -np.inf], [2.0, 3.0]])
+    blocked = np.isinf(scores)
+    fig = heatmap(scores, blocked=blocked, blocked_label="masked (−∞)")
+    values, grey = fig.data[0], fig.data[1]
+    np.testing.assert_array_equal(values.z, [[1.0, np.nan], [2.0, 3.0]])
+    np.testing.assert_array_equal(grey.z, [[np.nan, 1.0], [np.nan, np.nan]])
+    assert {color for _, color in grey.colorscale} == {BLOCKED_COLOR}
+    assert BLOCKED_COLOR not in {color for _, color in values.colorscale}
+    assert grey.showscale is False and values.hoverongaps is False
+    assert "masked (−∞)" in grey.hovertemplate
+    assert _rows(grey.text) == [["", "✕"], ["", ""]]
+
+
+def test_minus_inf_counts_as_blocked_without_a_mask():
+    fig = heatmap([[0.0, -np.inf]])
+    np.testing.assert_array_equal(fig.data[1].z, [[np.nan, 1.0]])
+
+
+def test_z_never_holds_infinity():
+    weights, blocked = _causal_weights(5)
+    scores = np.where(blocked, -np.inf, np.log(np.where(blocked, 1.0, weights)))
+    for fig in (heatmap(scores, blocked=blocked), heatmap(weights, kind="weights")):
+        z = np.asarray(fig.data[0].z, dtype=float)
+        assert not np.isinf(z).any()
+        assert "Infinity" not in fig.to_json()
+    np.testing.assert_array_equal(np.isnan(heatmap(scores).data[0].z), blocked)
+
+
+def test_no_grey_trace_when_nothing_is_blocked():
+    fig = heatmap(np.ones((2, 2)))
+    assert [trace.type for trace in fig.data] == ["heatmap", "scatter"]  # values, label axes
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(np.nan, "holds nan at \\(0, 1\\)"), (np.inf, "holds inf at \\(0, 1\\)")],
+    ids=["nan", "plus-inf"],
+)
+def test_unblocked_nan_or_plus_inf_is_rejected(value, message):
+    with pytest.raises(ValueError, match=message):
+        heatmap([[0.0, value]])
+
+
+def test_nan_in_blocked_cells_is_fine():
+    fig = heatmap([[0.0, np.nan]], blocked=[[False, True]])
+    assert np.isnan(fig.data[0].z[0, 1])
+
+
+# --- cell text ----------------------------------------------------------------------------------
+
+
+def test_small_matrices_print_values_with_three_digits():
+    fig = heatmap([[0.123456, -12.3456], [1.0, 1234.5]])
+    assert _rows(fig.data[0].text) == [["0.123", "-12.3"], ["1", "1.23e+03"]]
+    assert fig.data[0].texttemplate == "%{text}"
+    assert fig.data[0].textfont.color is None  # plotly picks a colour contrasting each cell
+
+
+def test_larger_matrices_print_no_values_or_marks():
+    fig = heatmap(np.zeros((17, 17)), blocked=np.eye(17, dtype=bool))
+    assert fig.data[0].text is None and fig.data[1].text is None
+    fig = heatmap(np.zeros((13, 13)), blocked=np.eye(13, dtype=bool))
+    assert fig.data[0].text is None and fig.data[1].text is not None
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def test_unknown_kind_is_rejected():
+    with pytest.raises(ValueError, match='`kind` must be one of "signed", "weights", "mask"'):
+        heatmap(np.ones((2, 2)), kind="heat")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(matrix=[[1, 2], [3]]), "must be a 2-D array of numbers"),
+        (dict(matrix=np.ones(3)), "non-empty 2-D array. Received shape \\(3,\\)"),
+        (dict(matrix=[["a", "b"]]), "must be a 2-D array of numbers"),
+        (dict(matrix=np.ones((2, 2)), row_labels=["a"]), "`row_labels` must be a list with"),
+        (dict(matrix=np.ones((2, 2)), col_labels="ab"), "`col_labels` must be a list with"),
+        (dict(matrix=np.ones((2, 2)), blocked=np.ones((2, 3))), "`blocked` must be True/False"),
+        (dict(matrix=[[0.5, 1.5]], kind="weights"), "from 0 to 1, but `matrix` holds values"),
+        (dict(matrix=[[0.5, 1.0]], kind="mask"), "must hold only True/False or 1/0"),
+        (dict(matrix=np.ones((2, 2)), max_side=0), "`max_side` must be 1 or more"),
+    ],
+    ids=["ragged", "1-d", "text", "labels", "label-string", "blocked", "weights", "mask", "side"],
+)
+def test_bad_input_is_rejected_with_a_hint(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        heatmap(**kwargs)
+
+
+# --- pooling and the overview -------------------------------------------------------------------
+
+
+def test_pool_mean_of_two_by_two_blocks_by_hand():
+    values = np.arange(64.0).reshape(8, 8)
+    pooled = pool_matrix(values, np.zeros((8, 8), bool), max_side=4, rule="mean")
+    # block (r, c) holds 16r + 2c + {0, 1, 8, 9}: mean 16r + 2c + 4.5
+    expected = [
+        [4.5, 6.5, 8.5, 10.5],
+        [20.5, 22.5, 24.5, 26.5],
+        [36.5, 38.5, 40.5, 42.5],
+        [52.5, 54.5, 56.5, 58.5],
+    ]
+    np.testing.assert_array_equal(pooled.values, expected)
+    assert pooled.block_shape == (2, 2) and pooled.is_overview
+    assert list(pooled.row_edges) == [0, 2, 4, 6, 8]
+
+
+def test_pool_mean_ignores_blocked_cells_and_blocks_only_fully_blocked_blocks():
+    values = np.arange(16.0).reshape(4, 4)
+    blocked = np.zeros((4, 4), bool)
+    blocked[0, 1] = True  # block (0, 0) keeps 0, 4, 5: mean 3
+    blocked[0:2, 2:4] = True  # block (0, 1) fully blocked
+    values[0:2, 2:4] = -np.inf
+    pooled = pool_matrix(values, blocked, max_side=2, rule="mean")
+    np.testing.assert_array_equal(pooled.values, [[3.0, np.nan], [10.5, 12.5]])
+    np.testing.assert_array_equal(pooled.blocked, [[False, True], [False, False]])
+
+
+def test_pool_mass_keeps_rows_summing_to_one_with_short_last_blocks():
+    weights, blocked = _causal_weights(10)
+    pooled = pool_matrix(weights, blocked, max_side=3, rule="mass")  # blocks of 4, 4, 2
+    assert list(pooled.row_edges) == [0, 4, 8, 10]
+    np.testing.assert_allclose(np.nansum(pooled.values, axis=1), 1.0, rtol=1e-6)
+    by_hand = weights[8:10, 4:8].sum() / 2  # sum over the block's keys, mean over its queries
+    np.testing.assert_allclose(pooled.values[2, 1], by_hand, rtol=1e-6)
+
+
+def test_pool_is_identity_when_the_matrix_fits():
+    values = np.random.default_rng(0).normal(size=(5, 7))
+    pooled = pool_matrix(values, np.zeros((5, 7), bool), max_side=7, rule="mass")
+    np.testing.assert_allclose(pooled.values, values, rtol=1e-6)
+    assert not pooled.is_overview
+
+
+def test_overview_heatmap_says_so_and_hovers_block_ranges():
+    labels = list("abcdefgh")
+    fig = heatmap(np.arange(64.0).reshape(8, 8), row_labels=labels, col_labels=labels, max_side=4)
+    assert "overview: each cell summarises a 2×2 block" in fig.layout.title.text
+    assert "focus-row view for exact values" in fig.layout.title.text
+    np.testing.assert_array_equal(fig.data[0].z[1], [20.5, 22.5, 24.5, 26.5])
+    assert fig.layout.yaxis.ticktext[1] == "2–3: c … d"
+    assert list(fig.layout.yaxis.tickvals) == [0.5, 2.5, 4.5, 6.5]
+    assert list(fig.data[0].y) == [-0.5, 1.5, 3.5, 5.5, 7.5]  # block edges
+    assert list(fig.layout.yaxis2.tickvals) == list(range(8))  # labels at source positions
+    assert "mean of allowed cells" in fig.data[0].hovertemplate
+
+
+def test_matrix_at_max_side_is_drawn_exactly():
+    fig = heatmap(np.zeros((4, 4)), max_side=4)
+    assert "overview" not in fig.layout.title.text
+
+
+@pytest.fixture(scope="module")
+def huge_weights():
+    weights, blocked = _causal_weights(4096)
+    labels = [f"token{i:05d}" for i in range(4096)]  # 10 characters each
+    return weights, blocked, labels
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["unmasked", "causal"])
+def test_4096_heatmap_is_small_and_fast(huge_weights, masked):
+    weights, blocked, labels = huge_weights
+    start = time.perf_counter()
+    fig = heatmap(
+        weights,
+        row_labels=labels,
+        col_labels=labels,
+        kind="weights",
+        blocked=blocked if masked else None,
+    )
+    size = len(fig.to_json())
+    seconds = time.perf_counter() - start
+    print(f"4096x4096 weights ({'causal' if masked else 'unmasked'}): {seconds:.2f} s, {size} B")
+    assert size < 2_000_000
+    assert seconds < 3.0
+    assert fig.data[0].z.shape == (256, 256) and fig.data[0].z.dtype == np.float32
+    assert "16×16 block" in fig.layout.title.text
+
+
+def test_largest_exact_heatmap_with_long_labels_stays_small():
+    side = figures.MAX_SIDE
+    labels = ["a long token label that gets cut somewhere " * 3] * side
+    fig = heatmap(
+        np.random.default_rng(0).normal(size=(side, side)),
+        row_labels=labels,
+        col_labels=labels,
+        blocked=np.triu(np.ones((side, side), bool), 1),
+    )
+    assert "overview" not in fig.layout.title.text
+    assert len(fig.to_json()) < 2_000_000
+
+
+# --- focus row ----------------------------------------------------------------------------------
+
+
+def test_focus_row_shows_exact_values_and_grey_blocked_keys():
+    row = np.array([0.1234567891, 0.0, 0.8765432109, 0.0])
+    blocked = np.array([False, True, False, True])
+    fig = focus_row(row, col_labels=["a", "b", XSS, "d"], blocked=blocked)
+    bars, grey = fig.data[0], fig.data[1]
+    assert list(bars.x) == [0, 2] and list(bars.y) == [0.1234567891, 0.8765432109]
+    assert list(grey.x) == [1, 3] and list(grey.y) == [0.0, 0.0]
+    assert grey.marker.color == BLOCKED_COLOR and "masked" in grey.hovertemplate
+    assert list(bars.customdata) == ["0: a", "2: &lt;img src=x onerror=alert(1)&gt;"]
+    assert "%{y:.6~g}" in bars.hovertemplate
+
+
+def test_focus_row_colours_bars_like_the_heatmap():
+    fig = focus_row([0.0, 1.0])
+    assert list(fig.data[0].marker.color) == ["rgb(68, 1, 84)", "rgb(253, 231, 37)"]
+
+
+def test_focus_row_treats_minus_inf_as_blocked():
+    fig = focus_row([1.0, -np.inf, -2.0], kind="signed")
+    assert list(fig.data[0].x) == [0, 2] and list(fig.data[1].x) == [1]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(values=[0.5], kind="mask"), "`kind` must be one of"),
+        (dict(values=np.zeros(5), max_points=4), "has 5 points but `focus_row` draws at most 4"),
+        (dict(values=np.zeros((2, 2))), "non-empty 1-D array"),
+        (dict(values=[0.5, 0.5], blocked=[True]), "`blocked` must be True/False"),
+    ],
+    ids=["kind", "too-long", "2-d", "blocked-shape"],
+)
+def test_focus_row_rejects_bad_input(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        focus_row(**kwargs)
+
+
+# --- difference ---------------------------------------------------------------------------------
+
+
+def test_difference_is_a_minus_b_on_a_signed_scale():
+    a = np.array([[0.75, 0.25], [0.5, 0.5]])
+    b = np.array([[0.5, 0.5], [1.0, 0.0]])
+    fig = difference_heatmap(a, b, row_labels=["x", "y"], col_labels=["x", "y"], title="a − b")
+    np.testing.assert_array_equal(fig.data[0].z, [[0.25, -0.25], [-0.5, 0.5]])
+    assert (fig.data[0].zmin, fig.data[0].zmax, fig.data[0].zmid) == (-0.5, 0.5, 0.0)
+
+
+def test_difference_of_masked_scores_blocks_undefined_cells():
+    a = np.array([[1.0, -np.inf], [-np.inf, 2.0]])
+    b = np.array([[0.5, -np.inf], [3.0, 1.0]])
+    fig = difference_heatmap(a, b, row_labels=None, col_labels=None, title="")
+    np.testing.assert_array_equal(fig.data[0].z, [[0.5, np.nan], [np.nan, 1.0]])
+    np.testing.assert_array_equal(fig.data[1].z, [[np.nan, 1.0], [1.0, np.nan]])
+    assert "masked in a or b" in fig.data[1].hovertemplate
+
+
+def test_difference_rejects_different_shapes():
+    with pytest.raises(ValueError, match="same shape. Received: a \\(2, 2\\), b \\(2, 3\\)"):
+        difference_heatmap(
+            np.ones((2, 2)), np.ones((2, 3)), row_labels=None, col_labels=None, title=""
+        )
+
+
+# --- line view ----------------------------------------------------------------------------------
+
+LINE_WEIGHTS = np.array([[0.7, 0.295, 0.005], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
+
+
+def _line_traces(fig):
+    return [trace for trace in fig.data if trace.mode == "lines"]
+
+
+def test_line_view_draws_one_line_per_weight_above_threshold():
+    fig = line_view(LINE_WEIGHTS, row_labels=list("abc"), col_labels=list("xyz"))
+    lines = _line_traces(fig)
+    segments = {
+        (trace.meta["query"], trace.opacity): [
+            (trace.y[i], trace.y[i + 1]) for i in range(0, len(trace.y), 3)
+        ]
+        for trace in lines
+    }
+    assert segments == {
+        (0, 0.3): [(0, 1)],
+        (0, 0.7): [(0, 0)],
+        (1, 0.5): [(1, 0), (1, 1)],
+        (2, 1.0): [(2, 0)],
+    }
+    assert sum(len(trace.x) // 3 for trace in lines) == 5  # 0.005 and zeros get no line
+    assert all(trace.x[2] is None and trace.y[2] is None for trace in lines)
+    assert [trace.legendgroup for trace in lines] == ["query 0", "query 0", "query 1", "query 2"]
+    assert [trace.line.width for trace in lines] == pytest.approx([2.2, 3.8, 3.0, 5.0])
+
+
+def test_line_view_dropdown_shows_one_query_at_a_time():
+    fig = line_view(LINE_WEIGHTS, row_labels=["a", XSS, "c"])
+    buttons = fig.layout.updatemenus[0].buttons
+    assert [b.label for b in buttons] == [
+        "show: all queries",
+        "show: query 0: a",
+        "show: query 1: &lt;img src=x onerror=alert(1)&gt;",
+        "show: query 2: c",
+    ]
+    assert buttons[0].args[0]["visible"] == [True] * 6
+    assert buttons[1].args[0]["visible"] == [True, True, False, False, True, True]
+    assert buttons[3].args[0]["visible"] == [False, False, False, True, True, True]
+    tokens = fig.data[-2:]
+    assert [t.text for t in tokens] == [
+        ("a", "&lt;img src=x onerror=alert(1)&gt;", "c"),
+        ("0", "1", "2"),
+    ]
+
+
+def test_line_view_keeps_the_strongest_lines():
+    weights = np.full((4, 4), 0.25)
+    weights[0] = [0.7, 0.1, 0.1, 0.1]
+    fig = line_view(weights, max_lines=3)  # 0.7, then the first two of the tied 0.25s
+    lines = _line_traces(fig)
+    assert [(t.meta["query"], t.opacity, len(t.x) // 3) for t in lines] == [
+        (0, 0.7, 1),
+        (1, 0.3, 2),
+    ]
+    assert "strongest 3 lines; 13 weaker left out" in fig.layout.title.text
+
+
+def test_line_opacity_rounds_up_to_tenths():
+    np.testing.assert_allclose(
+        figures.line_opacity([0.01, 0.1, 0.3, 0.31, 0.999, 1.0]), [0.1, 0.1, 0.3, 0.4, 1.0, 1.0]
+    )
+
+
+def test_line_view_respects_the_mask():
+    fig = line_view(np.full((2, 2), 0.5), blocked=[[False, True], [False, False]])
+    assert sum(len(t.x) // 3 for t in _line_traces(fig)) == 3
+
+
+def test_line_view_rejects_long_inputs():
+    size = figures.LINE_VIEW_MAX_TOKENS + 1
+    with pytest.raises(ValueError, match="at most 64 queries and keys"):
+        line_view(np.full((size, 2), 0.5))
+
+
+# --- purity and rendering -----------------------------------------------------------------------
+
+
+def test_module_needs_neither_streamlit_nor_tensorflow():
+    # Loads attnviz.figures without the package __init__ (which imports TensorFlow).
+    code = (
+        "import sys, types\n"
+        "pkg = types.ModuleType('attnviz'); pkg.__path__ = ['attnviz']\n"
+        "sys.modules['attnviz'] = pkg\n"
+        "from attnviz.figures import heatmap\n"
+        "heatmap([[0.5, 0.5]], kind='weights').to_json()\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('tensorflow', 'keras', 'streamlit')))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+def test_browser_hover_shows_labels_and_escaped_text(tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    fig = heatmap(
+        [[0.5, 0.5], [0.25, 0.75]],
+        row_labels=["the", XSS],
+        col_labels=["the", "cat"],
+        kind="weights",
+        blocked=[[False, False], [True, False]],
+    )
+    page_html = tmp_path / "figure.html"
+    page_html.write_text(fig.to_html(include_plotlyjs=True, full_html=True), encoding="utf-8")
+    with sync_api.sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 900, "height": 700})
+        alerts = []
+        page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+        page.goto(page_html.as_uri())
+        page.wait_for_selector(".nsewdrag")
+        box = page.locator(".nsewdrag").first.bounding_box()
+        hovers = []
+        for fx, fy in [(0.25, 0.25), (0.25, 0.75), (0.75, 0.75)]:
+            page.mouse.move(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
+            page.wait_for_timeout(150)
+            hovers.append(page.locator(".hoverlayer .hovertext").all_text_contents())
+        images = page.locator("img").count()
+        browser.close()
+    assert hovers == [
+        ["query 0: thekey 0: theweight 0.5"],
+        [f"query 1: {XSS}key 0: themasked"],
+        [f"query 1: {XSS}key 1: catweight 0.75"],
+    ]
+    assert alerts == [] and images == 0
