@@ -1,0 +1,207 @@
+"""End to end: the real app in headless Chromium, as a user clicks and types.
+
+Fixtures and the `App` helper live in `browser_support.py`. Expected numbers are computed here
+with float64 numpy (an independent softmax), or pinned from the NumPy lab preset.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from urllib.parse import parse_qs, urlparse
+
+import numpy as np
+import pytest
+from browser_support import (  # noqa: F401 - pytest fixtures are used by name
+    App,
+    app,
+    app_url,
+    browser,
+    chromium_path,
+    close,
+    open_app,
+    poll,
+)
+
+pytestmark = pytest.mark.browser
+
+Q_LABEL = "Q (queries): one row per line"
+K_LABEL = "K (keys): one row per line"
+V_LABEL = "V (values): one row per line"
+CAUSAL = "Causal (look-ahead) mask"
+SENTENCES = "Sentences, one per line (shorter ones are padded with <pad>)"
+WEIGHTS = "Attention weights"
+NUMPY_LAB = [[0.150325, 0.849675], [0.150325, 0.849675]]  # the default matrices, no mask
+NUMPY_LAB_CAUSAL = [[1.0, 0.0], [0.150325, 0.849675]]
+
+
+def reference_weights(q: list, k: list, causal: bool = False) -> list[list[float]]:
+    """softmax(Q Kᵀ / √Dk) in float64, with an optional causal mask."""
+    q, k = np.asarray(q, float), np.asarray(k, float)
+    scores = q @ k.T / np.sqrt(k.shape[1])  # (T, D) x (D, S) -> (T, S)
+    if causal:
+        scores = np.where(np.tril(np.ones_like(scores, bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).tolist()
+
+
+def test_first_load_paints_the_heatmaps(app: App):
+    app.open()
+    page = app.page
+    assert page.get_by_role("heading", level=1).inner_text() == "attnviz"
+    assert "attnviz" in page.title()
+    titles = app.chart_titles()
+    assert len(titles) >= 4, titles
+    assert {"Raw scores", WEIGHTS, "Output (context vectors)"} <= set(titles)
+    assert page.locator(".js-plotly-plot .main-svg").count() >= 4  # drawn, not just mounted
+    assert app.exceptions() == 0
+    assert app.alerts() == []
+    assert close(app.weights(), NUMPY_LAB)
+    assert app.errors == []
+
+
+def test_typed_matrices_and_a_preset_update_the_charts(app: App):
+    app.open()
+    q, k, v = [[2, 0], [0, 2]], [[1, 0], [0, 1], [1, 1]], [[1, 2], [3, 4], [5, 6]]
+    for label, matrix in ((Q_LABEL, q), (K_LABEL, k), (V_LABEL, v)):
+        app.type_text(label, "\n".join(" ".join(map(str, row)) for row in matrix))
+    expected = reference_weights(q, k)
+    app.wait_for_weights(expected)
+    assert close(app.z("Raw scores"), [[2, 0, 2], [0, 2, 2]])
+    output = (np.asarray(expected) @ np.asarray(v, float)).tolist()
+    assert close(app.z("Output (context vectors)"), output)
+    assert app.alerts() == []
+
+    app.select("Preset", "One-hot queries: sharp attention")
+    poll(lambda: app.text(Q_LABEL) == "4 0 0 0\n0 4 0 0\n0 0 4 0\n0 0 0 4", "the preset's Q")
+    assert app.text(K_LABEL) == "1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1"
+    assert app.text(V_LABEL) == "1 0\n0 1\n-1 0\n0 -1"
+    app.wait_for_weights(reference_weights(np.eye(4) * 4, np.eye(4)))
+
+
+def test_causal_toggle_changes_the_weights(app: App):
+    app.open()
+    assert close(app.weights(), NUMPY_LAB)
+    app.set_switch(CAUSAL, True)
+    weights = app.wait_for_weights(NUMPY_LAB_CAUSAL)
+    assert weights[0] == [1.0, 0.0]  # exact: the masked key gets nothing
+    assert "causal=true" in app.page.url
+    app.set_switch(CAUSAL, False)
+    app.wait_for_weights(NUMPY_LAB)
+
+
+def test_sentences_show_padding_tokens_as_text(app: App):
+    app.open()
+    app.choose("Input", "Sentences")
+    area = app.page.get_by_label(SENTENCES, exact=True)
+    area.wait_for()
+    app.type_text(SENTENCES, "The dog barked loudly today.\nHi there.")
+    ticks = poll(lambda: "barked" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "sentence 0")
+    assert "<pad>" not in ticks  # the longer sentence needs no padding
+
+    app.set_number("View sentence (0 – 1)", 1)
+    ticks = poll(lambda: "Hi" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "sentence 1")
+    assert "<pad>" in ticks  # shown as text...
+    assert app.page.locator(".js-plotly-plot pad").count() == 0  # ...not parsed as a tag
+    weights = np.asarray(app.weights())  # Hi there . <pad> <pad> <pad>
+    assert weights.shape == (6, 6)
+    np.testing.assert_allclose(weights[:, 3:], 0)  # the padding mask hides the pads
+    np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-5)
+
+
+def test_compare_view_draws_a_b_and_their_difference(app: App):
+    app.open()
+    app.set_switch(CAUSAL, True)
+    app.wait_for_weights(NUMPY_LAB_CAUSAL)
+    app.open_tab("Compare")
+    titles = poll(lambda: "A − B" in app.chart_titles() and app.chart_titles(), "compare charts")
+    assert titles == ["A: current settings", "B: no masks", "A − B"]
+    app.wait_for_weights(NUMPY_LAB_CAUSAL, "A: current settings")
+    app.wait_for_weights(NUMPY_LAB, "B: no masks")
+    diff = (np.asarray(NUMPY_LAB_CAUSAL) - np.asarray(NUMPY_LAB)).tolist()
+    assert close(app.z("A − B"), diff)
+    assert "view=Compare" in app.page.url
+
+
+def test_weights_csv_download(app: App):
+    app.open()
+    app.set_switch(CAUSAL, True)
+    app.wait_for_weights(NUMPY_LAB_CAUSAL)
+    app.open_tab("Download")
+    button = app.page.get_by_role("button", name="weights.csv", exact=True)
+    with app.page.expect_download() as info:
+        button.click()
+    download = info.value
+    assert download.suggested_filename == "attnviz-weights.csv"
+    rows = list(csv.reader(io.StringIO(download.path().read_text())))
+    assert rows[0] == ["", "0", "1"]
+    assert [row[0] for row in rows[1:]] == ["0", "1"]
+    assert close([[float(x) for x in row[1:]] for row in rows[1:]], NUMPY_LAB_CAUSAL, tol=1e-6)
+    assert rows[1][1:] == ["1.0", "0.0"]
+
+
+def test_shared_url_reopens_the_same_view(open_app):
+    first = open_app().open()
+    first.set_switch(CAUSAL, True)
+    first.choose("Score function", "general")
+    first.type_text(Q_LABEL, "1 1 0\n0 1 1")
+    poll(
+        lambda: first.text(Q_LABEL) == "1 1 0\n0 1 1"
+        and "q_text=1+1+0" in first.page.url
+        and "score=general" in first.page.url
+        and first.weights() is not None
+        and first.weights()[0][1] == 0.0  # causal
+        and not close(first.weights(), NUMPY_LAB_CAUSAL),
+        "the new settings to apply",
+    )
+    first.wait_for_charts(4)
+    weights = first.weights()
+    url = first.page.url
+    query = parse_qs(urlparse(url).query)
+    assert query["causal"] == ["true"] and query["score"] == ["general"]
+
+    second = open_app().open(url)  # a new context: a fresh session with only the URL
+    assert second.switch(CAUSAL).is_checked()
+    general = second.page.get_by_role("radiogroup", name="Score function").get_by_role(
+        "radio", name="general"
+    )
+    assert general.is_checked()
+    assert second.text(Q_LABEL) == "1 1 0\n0 1 1"
+    second.wait_for_weights(weights)
+    assert second.alerts() == []
+
+
+def test_bad_input_shows_its_message_and_the_page_keeps_working(app: App):
+    app.open()
+    app.type_text(Q_LABEL, "1 2\n3 x")
+    alert = poll(lambda: " ".join(app.alerts()), "an error message")
+    assert "'x' is not a number" in alert and "Q" in alert
+    poll(lambda: not app.chart_titles(), "the charts to go")
+    assert app.exceptions() == 0
+    assert app.switch(CAUSAL).is_visible()  # the sidebar still works
+    assert app.text(Q_LABEL) == "1 2\n3 x"  # what the user typed stays
+    app.set_switch(CAUSAL, True)
+
+    app.type_text(Q_LABEL, "1 0 0\n0 1 0")
+    app.wait_for_weights(NUMPY_LAB_CAUSAL)
+    poll(lambda: app.alerts() == [], "the error message to go")
+
+
+def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(app: App):
+    app.open()
+    app.choose("Input", "Sentences")
+    app.page.get_by_label(SENTENCES, exact=True).wait_for()
+    attack = "<img src=x onerror=alert(1)>"
+    app.type_text(SENTENCES, attack)
+    ticks = poll(lambda: "onerror" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "the tokens")
+    app.wait_for_charts(4)
+    assert {"<", "img", "src", "=", "x", "onerror", "alert", "(", "1", ")", ">"} <= set(ticks)
+    assert app.text(SENTENCES) == attack
+    page = app.page
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.evaluate("document.querySelectorAll('[onerror]').length") == 0
+    app.open_tab("Step by step")  # labels also appear in select boxes and code blocks
+    page.get_by_text("query i = 0 (<), key j = 0 (<)").wait_for()
+    assert page.locator('img[src="x"]').count() == 0
+    assert app.dialogs == []
+    assert app.errors == []
