@@ -290,10 +290,7 @@ class App:
 
     def select(self, label: str, option: str) -> None:
         """Pick an option of a select box by the text shown for it."""
-        box = self.page.locator('[data-testid="stSelectbox"]').filter(
-            has=self.page.get_by_text(label, exact=True)
-        )
-        box.locator('[data-baseweb="select"]').click()
+        self.page.get_by_role("combobox", name=label, exact=True).click()
         self.page.get_by_role("option", name=option, exact=True).click()
 
     def set_number(self, label: str, value: int) -> None:

@@ -68,6 +68,10 @@ def _decode(data) -> np.ndarray:
     return np.array(data, dtype=np.float64)  # None (a gap) becomes NaN
 
 
+def _captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
 def _specs(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
@@ -155,7 +159,7 @@ def test_numpy_lab_with_causal_mask(at):
     weights = _chart(at, "Attention weights")
     assert np.isnan(_decode(weights["data"][0]["z"])[0, 1])  # the future key is not coloured
     np.testing.assert_array_equal(_decode(weights["data"][1]["z"]), [[np.nan, 1], [np.nan] * 2])
-    np.testing.assert_array_equal(_values(at, "Mask"), [[1, np.nan], [1, 1]])
+    np.testing.assert_array_equal(_values(at, "Mask (allowed"), [[1, np.nan], [1, 1]])
     assert len(_titles(at)) == 6  # the mask and the masked scores appear once a key is blocked
 
 
@@ -249,11 +253,11 @@ def test_scale_off_uses_raw_scores(at):
     at.toggle(key="scale").set_value(False).run()
     _assert_ok(at)
     assert "Scaled scores" not in " ".join(_titles(at))
-    assert "Scaling is off: the scaled scores equal the raw scores." in [c.value for c in at.caption]
+    assert "Scaling is off: the scaled scores equal the raw scores." in _captions(at)
     raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T  # (T, D) x (D, S) -> (T, S)
     np.testing.assert_allclose(_values(at, "Raw scores"), raw)
     np.testing.assert_allclose(_weights(at), _softmax(raw), atol=1e-6)
-    assert "no scaling" in " ".join(c.value for c in at.caption)
+    assert "no scaling" in _captions(at)
 
 
 @pytest.mark.parametrize("score", ["general", "concat"])
@@ -332,7 +336,7 @@ def test_random_source_with_sizes(at):
     weights = _softmax(q @ k.T / np.sqrt(5))  # (3, 5) x (5, 7) -> (3, 7)
     np.testing.assert_allclose(_weights(at), weights, atol=1e-5)
     np.testing.assert_allclose(_values(at, "Output"), weights @ v, atol=1e-5)
-    assert "3 queries × 7 keys · Dq 5, Dk 5, Dv 2" in " ".join(c.value for c in at.caption)
+    assert "3 queries × 7 keys · Dq 5, Dk 5, Dv 2" in _captions(at)
 
 
 def test_random_source_too_large(at):
@@ -431,8 +435,8 @@ def _sentences(at: AppTest, text: str) -> None:
 def test_sentences_pad_the_shorter_one(at):
     _sentences(at, TWO_SENTENCES)
     _assert_ok(at)
-    assert "batch of 2, 7 queries × 7 keys" in " ".join(c.value for c in at.caption)
-    assert _ticks(_chart(at, "Attention weights"), "x") == "The cat sat on the mat .".split()
+    assert "batch of 2, 7 queries × 7 keys" in _captions(at)
+    assert _ticks(_chart(at, "Attention weights"), "x") == TWO_SENTENCES.splitlines()[0].split(" ")
     at.number_input(key="seq").set_value(1).run()
     _assert_ok(at)
     weights_chart = _chart(at, "Attention weights")
@@ -511,7 +515,7 @@ def test_sentence_encoding_sizes(at, key, value, caption):
     _sentences(at, TWO_SENTENCES)
     at.number_input(key=key).set_value(value).run()
     _assert_ok(at)
-    assert caption in " ".join(c.value for c in at.caption)
+    assert caption in _captions(at)
     np.testing.assert_allclose(_weights(at).sum(axis=1), 1, atol=1e-5)
 
 
@@ -619,7 +623,7 @@ def test_compare_view(at):
     np.testing.assert_allclose(a, LAB_CAUSAL_WEIGHTS, atol=1e-5)
     np.testing.assert_allclose(b, [[0.150325, 0.849675]] * 2, atol=1e-5)
     np.testing.assert_allclose(_values(at, "A − B"), a - b, atol=1e-6)
-    assert "Largest change of any weight: 0.849675." in [c.value for c in at.caption]
+    assert "Largest change of any weight: 0.849675." in _captions(at)
     at.button_group(key="compare").set_value("scale").run()
     _assert_ok(at)
     raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T
@@ -631,7 +635,7 @@ def test_compare_view(at):
     assert _titles(at)[1] == "B: concat score"
     at.button_group(key="compare").set_value("mask_value").run()
     _assert_ok(at)
-    assert "The two settings give the same weights here." in [c.value for c in at.caption]
+    assert "The two settings give the same weights here." in _captions(at)
 
 
 def test_compare_with_nothing_masked_adds_a_causal_mask(at):
@@ -695,11 +699,15 @@ def test_download_view(at, monkeypatch):
 
 def test_url_sets_the_controls_and_the_view():
     at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params.update({"causal": "true", "score": "dot", "view": "Step by step"})
-    at.query_params.update({"cell_i": "1", "q_text": "1 0 0\n0 1 0"})
+    # a bound widget's URL value is its option label: tab name, "1: 1" (index: token) for cell_i
+    at.query_params.update({"causal": "true", "view": "Step by step", "cell_i": "1: 1"})
+    texts = {"q_text": "0 1 0\n1 0 0", "k_text": "1 2 3\n4 5 6", "v_text": "0 1 0\n1 0 1"}
+    at.query_params.update(texts)  # a shared link carries all three boxes
     at.run(timeout=FIRST_RUN_TIMEOUT)
     _assert_ok(at)
     assert at.toggle(key="causal").value is True
+    assert at.text_area(key="q_text").value == "0 1 0\n1 0 0"
+    assert "q_i · k_j = 1×1 + 0×2 + 0×3 = 1" in at.code[0].value  # query 1 is now [1, 0, 0]
     assert "6. weight   0.176921 / 1.17692 = 0.150325" in at.code[0].value
 
 
