@@ -173,9 +173,15 @@ def test_numpy_lab_preset_switches_causal_on(at):
 # --------------------------------------------------------------------------- presets
 
 
+def _check_numpy_lab(at):
+    assert at.toggle(key="causal").value is True
+    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+
+
 def _check_keras_tutorial(at):
     assert at.button_group(key="source").value == "random"
-    assert _values(at, "Output").shape == (5, 64)
+    assert _values(at, "Output").shape == (5, 64)  # one (T, Dv) item of the (64, 5, 64) output
+    assert "batch of 64, 5 queries × 5 keys · Dq 64, Dk 64, Dv 64" in _captions(at)
     seq = at.number_input(key="seq")
     assert (seq.min, seq.max) == (0, 63)
     seq.set_value(63).run()
@@ -214,9 +220,7 @@ def _check_masking_pitfall(at):
 
 
 PRESET_CHECKS = {
-    "01_numpy_lab": lambda at: np.testing.assert_allclose(
-        _weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5
-    ),
+    "01_numpy_lab": _check_numpy_lab,
     "02_keras_tutorial": _check_keras_tutorial,
     "03_one_hot": _check_one_hot,
     "04_identical_keys": _check_identical_keys,

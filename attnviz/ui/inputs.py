@@ -55,6 +55,8 @@ def apply_preset(preset: Preset) -> None:
     else:
         state["source"] = "type"
         state["q_text"], state["k_text"], state["v_text"] = preset.query, preset.key, preset.value
+    for key in [k for k in state if str(k).startswith("pad_keys_")]:  # the last preset's
+        state[key] = []
     for b, keys in enumerate(preset.padding):
         state[f"pad_keys_{b}"] = list(keys)
     defaults = {
@@ -318,8 +320,8 @@ def cross_panel(seed: int) -> Problem | None:
         )
     d_model, d_k, positional = _encoding_controls()
     kwargs = {"d_model": d_model, "d_k": d_k, "seed": seed, "positional": positional}
-    src = _parse(lambda: encode_sentences(source, **kwargs), "")
-    tgt = _parse(lambda: encode_sentences(target, **kwargs), "")
+    src = _parse(lambda: encode_sentences(source, **kwargs), "Source: ")
+    tgt = _parse(lambda: encode_sentences(target, **kwargs), "Target: ")
     if src is None or tgt is None:
         return None
     if len(src.sentences) != len(tgt.sentences):

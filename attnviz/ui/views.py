@@ -347,7 +347,7 @@ def compare_view(
         required=True,
         **bound("compare"),
     )
-    masked = settings.causal or settings.window is not None or use_padding  # some key of the viewed item is blocked
+    masked = not view.result.mask.all()  # some key of the viewed item is blocked
     other, other_padding, label = _other_settings(what, settings, use_padding, masked)
     result_b = compute(problem, other, other_padding)
     if result_b is None:
