@@ -95,9 +95,7 @@ def build_mask(
     Returns:
         Bool array `(B, T, S)`, True = allowed.
     """
-    mask = np.ones((t, s), dtype=bool)  # (T, S)
-    if causal:
-        mask &= causal_mask(t, s)
+    mask = causal_mask(t, s) if causal else np.ones((t, s), dtype=bool)  # (T, S)
     if window is not None:
         mask &= window_mask(t, s, window)
     mask = np.broadcast_to(mask, (batch, t, s))  # (B, T, S)

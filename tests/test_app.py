@@ -42,12 +42,20 @@ TWO_SENTENCES = "The cat sat on the mat .\nIt slept ."  # 7 and 3 tokens
 
 
 @pytest.fixture
-def at() -> AppTest:
-    """A fresh session after its first run (the app's first visit)."""
+def fresh() -> AppTest:
+    """A fresh session after its first run (the app's first visit: the NumPy lab preset)."""
     app = AppTest.from_file(APP, default_timeout=60)
     app.run(timeout=FIRST_RUN_TIMEOUT)
     _assert_ok(app)
     return app
+
+
+@pytest.fixture
+def at(fresh: AppTest) -> AppTest:
+    """A fresh session with the NumPy lab's matrices and no mask switched on."""
+    fresh.toggle(key="causal").set_value(False).run()
+    _assert_ok(fresh)
+    return fresh
 
 
 def _assert_ok(at: AppTest) -> None:
@@ -141,10 +149,23 @@ def _entropy_bits(row: np.ndarray) -> float:
 # --------------------------------------------------------------------------- first load
 
 
-def test_first_load_draws_the_numpy_lab(at):
-    assert [t.split(" (×")[0] for t in _titles(at)] == list(TITLES)
+def test_first_load_draws_the_numpy_lab(fresh):
+    at = fresh
+    # a new visitor starts on the NumPy lab preset, its causal mask included
+    assert at.toggle(key="causal").value is True
+    assert [t.split(" (×")[0] for t in _titles(at)] == [
+        "Raw scores",
+        "Scaled scores",
+        "Mask (allowed keys)",
+        "Masked scores (what softmax sees)",
+        "Attention weights",
+        "Output (context vectors)",
+    ]
     q, k = np.array(NUMPY_LAB["q"]), np.array(NUMPY_LAB["k"])
     np.testing.assert_allclose(_values(at, "Raw scores"), q @ k.T)  # (T, D) x (D, S) -> (T, S)
+    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-6)
+    at.toggle(key="causal").set_value(False).run()
+    assert [t.split(" (×")[0] for t in _titles(at)] == list(TITLES)
     np.testing.assert_allclose(_weights(at), _softmax(q @ k.T / np.sqrt(3)), atol=1e-6)
     assert {t.key for t in at.sidebar.toggle} == {"scale", "causal", "padding", "window_on"}
     assert {r.key for r in at.sidebar.radio} == {"score", "mask_value"}
@@ -388,7 +409,7 @@ BAD_MATRICES = [  # (box, text, words the error must contain)
     ("v_text", "1e300 1 0\n1 0 1", ["`V`", "too large", "1e+300"]),
     ("q_text", "", ["`Q` is empty"]),
     ("q_text", " \n\t\n", ["`Q` is empty"]),
-    ("k_text", "1 2\n4 5", ["Dq == Dk", "query (1, 2, 3), key (1, 2, 2)", 'score="general"']),
+    ("k_text", "1 2\n4 5", ["Dq == Dk", "query (2, 3), key (2, 2)", 'score="general"']),
     ("v_text", "0 1 0\n1 0 1\n1 1 1", ["K and V need the same number of rows", "V (3, 3)"]),
     ("q_text", "[[1, 0, 0], [0, 1, 0]", ["`Q` is not valid JSON", "line 1, column 22"]),
     ("q_text", "<b>1</b> 0 0\n0 1 0", ["`Q`", "HTML", "plain text"]),
@@ -536,7 +557,7 @@ def test_positional_encoding_changes_the_weights(at):
 
 
 def _cross(at: AppTest, source: str, target: str) -> None:
-    at.button_group(key="mode").set_value("Two sentences (cross)").run()
+    at.button_group(key="mode").set_value("Cross (two sentences)").run()
     at.text_area(key="src_text").input(source)
     at.text_area(key="target").input(target).run()
 
@@ -594,7 +615,7 @@ def test_mode_switch_keeps_every_text(at):
     assert at.text_area(key="q_text").value == "1 x" and "'x' is not a number" in _errors(at)[0]
     at.button_group(key="mode").set_value("Sentences").run()
     assert at.text_area(key="sentences").value == "my own words"
-    at.button_group(key="mode").set_value("Two sentences (cross)").run()
+    at.button_group(key="mode").set_value("Cross (two sentences)").run()
     assert at.text_area(key="target").value == "t1"
     _assert_ok(at)
 
@@ -606,14 +627,14 @@ def test_step_by_step_view(at):
     _causal_lab(at)
     _open_view(at, "Step by step")
     assert len(_titles(at)) == 6  # every stage beside its formula
-    at.selectbox(key="cell_i").set_value(1).run()
+    at.number_input(key="cell_i").set_value(1).run()
     _assert_ok(at)
     text = at.code[0].value
     assert "query i = 1 (1), key j = 0 (0)" in text
     assert "q_i · k_j = 0×1 + 1×2 + 0×3 = 2" in text
     assert "6. weight   0.176921 / 1.17692 = 0.150325" in text
-    at.selectbox(key="cell_i").set_value(0)
-    at.selectbox(key="cell_j").set_value(1).run()
+    at.number_input(key="cell_i").set_value(0)
+    at.number_input(key="cell_j").set_value(1).run()
     _assert_ok(at)
     assert "3. mask     blocked: M = −∞, logit = −∞" in at.code[0].value
     assert "6. weight" in at.code[0].value and at.code[0].value.endswith("= 0")
@@ -703,8 +724,8 @@ def test_download_view(at, monkeypatch):
 
 def test_url_sets_the_controls_and_the_view():
     at = AppTest.from_file(APP, default_timeout=60)
-    # a bound widget's URL value is its option label: tab name, "1: 1" (index: token) for cell_i
-    at.query_params.update({"causal": "true", "view": "Step by step", "cell_i": "1: 1"})
+    # a bound widget's URL value is its option label (the tab name) or its number (cell_i)
+    at.query_params.update({"causal": "true", "view": "Step by step", "cell_i": "1"})
     texts = {"q_text": "0 1 0\n1 0 0", "k_text": "1 2 3\n4 5 6", "v_text": "0 1 0\n1 0 1"}
     at.query_params.update(texts)  # a shared link carries all three boxes
     at.run(timeout=FIRST_RUN_TIMEOUT)

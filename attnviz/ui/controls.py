@@ -12,9 +12,9 @@ from attnviz.ui.state import bound
 MODES = {  # URL value -> what the page calls it
     "matrices": "Matrices",
     "sentences": "Sentences",
-    "cross": "Two sentences (cross)",
+    "cross": "Cross (two sentences)",
     "multihead": "Multi-head",
-    "decoder": "Decoder stack",
+    "decoder": "Decoder",
 }
 FIXED_SCORING_MODES = ("multihead", "decoder")  # scaled dot product; the way sets the masks
 SCORE_CAPTIONS = {

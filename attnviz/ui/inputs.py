@@ -14,7 +14,7 @@ import streamlit as st
 from attnviz.parsing import load_matrix, parse_matrix_text
 from attnviz.presets import Preset, RandomSpec, random_qkv
 from attnviz.text import encode_sentences
-from attnviz.ui.state import bound, kept
+from attnviz.ui.state import bound, kept, plain
 
 MATRIX_NAMES = (("queries", "Q", "q_text"), ("keys", "K", "k_text"), ("values", "V", "v_text"))
 SOURCES = {"type": "Type or paste", "upload": "Upload files", "random": "Random"}
@@ -76,6 +76,16 @@ def _on_preset(presets: dict[str, Preset]) -> None:
     name = st.session_state.get("preset")
     if name in presets:
         apply_preset(presets[name])
+
+
+def start_session(presets: dict[str, Preset]) -> None:
+    """A new visitor without a shared link starts on the NumPy lab preset, settings and all.
+
+    Runs before the sidebar is drawn, so the preset may still switch its controls."""
+    state = st.session_state
+    if "q_text" not in state and not st.query_params:
+        apply_preset(presets[DEFAULT_PRESET])
+        state["preset"] = DEFAULT_PRESET
 
 
 def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
@@ -190,7 +200,7 @@ def _parse(read, where: str = ""):
     try:
         return read()
     except ValueError as err:
-        st.error(f"{where}{err}", icon="⚠️")
+        st.error(plain(f"{where}{err}"), icon="⚠️")
         return None
 
 

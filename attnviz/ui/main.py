@@ -10,7 +10,7 @@ import streamlit as st
 
 from attnviz.presets import load_presets
 from attnviz.ui.controls import mode_selector, sidebar_controls
-from attnviz.ui.inputs import cross_panel, matrix_panel, sentence_panel
+from attnviz.ui.inputs import cross_panel, matrix_panel, sentence_panel, start_session
 from attnviz.ui.state import restore_texts_from_url, store_texts_in_url
 from attnviz.ui.transformer import decoder_panel, multihead_panel
 from attnviz.ui.views import results_panel
@@ -56,6 +56,7 @@ def main() -> None:
     st.set_page_config(page_title="attnviz — see attention", page_icon="🔍", layout="wide")
     _freeze_import_garbage()
     restore_texts_from_url()
+    start_session(presets())
     mode = mode_selector()
     controls = sidebar_controls(mode)
     st.title("attnviz")

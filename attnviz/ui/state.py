@@ -13,6 +13,16 @@ URL_TEXT_KEYS = ("q_text", "k_text", "v_text", "sentences", "src_text", "target"
 URL_TEXT_LIMIT = 1500  # most characters of typed input the URL carries
 
 
+MARKDOWN_SPECIALS = "\\[]$"  # links and images need [ ], and $ starts LaTeX
+
+
+def plain(text: str) -> str:
+    """Text that may hold user input, made safe for Streamlit's markdown (messages, captions):
+    a backslash before [ ] and $ so it can never become a link, an image or LaTeX. (Streamlit
+    never renders HTML in markdown, so < and > show as typed.)"""
+    return "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in str(text))
+
+
 def bound(key: str) -> dict:
     """Widget keyword arguments that tie a control to the URL and keep it across reruns."""
     return {"key": key, "bind": "query-params", "persist_state": "session"}

@@ -17,7 +17,7 @@ from attnviz.export import matrix_to_csv, result_to_json
 from attnviz.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
 from attnviz.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_stats
 from attnviz.ui.inputs import Problem
-from attnviz.ui.state import bound
+from attnviz.ui.state import bound, plain
 
 VIEWS = ("Heatmaps", "Step by step", "Compare", "Row statistics", "Download")
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -41,12 +41,14 @@ class SequenceView:
 def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
     """Run attention on the problem; show a ValueError as a message and return None."""
     padding = problem.padding if use_padding else None
+    arrays = (problem.query, problem.key, problem.value, padding)
+    if not problem.batched:  # messages then speak of the shapes the user typed
+        arrays = tuple(None if a is None else a[0] for a in arrays)
     try:
-        return compute_attention(
-            problem.query, problem.key, problem.value, key_padding_mask=padding, **asdict(settings)
-        )
+        query, key, value, padding = arrays
+        return compute_attention(query, key, value, key_padding_mask=padding, **asdict(settings))
     except ValueError as err:
-        st.error(f"These inputs and settings do not fit together: {err}", icon="⚠️")
+        st.error(plain(f"These inputs and settings do not fit together: {err}"), icon="⚠️")
         return None
 
 
@@ -95,7 +97,7 @@ def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> N
     )
     rows = np.flatnonzero(view.result.fully_masked)
     if rows.size:
-        names = ", ".join(f"{i} ({view.rows[i]})" for i in rows[:10])
+        names = ", ".join(f"{i} ({plain(view.rows[i])})" for i in rows[:10])
         more = f" and {rows.size - 10} more" if rows.size > 10 else ""
         st.warning(
             f"Query rows with no visible key: {names}{more}. "
@@ -269,12 +271,10 @@ def _stage_tex(name: str, r: AttentionResult) -> str:
 def _cell_arithmetic(view: SequenceView) -> None:
     t, s = view.result.weights.shape
     left, right = st.columns(2)
-    i = left.selectbox(
-        "Query i", range(t), format_func=lambda x: f"{x}: {view.rows[x]}", **_clamped("cell_i", t)
-    )
-    j = right.selectbox(
-        "Key j", range(s), format_func=lambda x: f"{x}: {view.cols[x]}", **_clamped("cell_j", s)
-    )
+    i = int(left.number_input(f"Query i (0 – {t - 1})", 0, t - 1, 0, **_clamped("cell_i", t)))
+    j = int(right.number_input(f"Key j (0 – {s - 1})", 0, s - 1, 0, **_clamped("cell_j", s)))
+    left.caption(f"query {i}: {plain(view.rows[i])}")
+    right.caption(f"key {j}: {plain(view.cols[j])}")
     step = explain_cell(view.result, view.query, view.key, int(i), int(j))
     st.code(cell_text(step, view), language=None)
 
