@@ -27,6 +27,14 @@ RANDOM_FIELDS = (  # (session key, label, default, max)
     ("r_dv", "Dv", 4, 1024),
     ("r_seed", "Seed", 0, 2**31 - 1),
 )
+CONTROL_DEFAULTS = {  # the sidebar controls' own defaults, which a preset starts from
+    "score": "dot",
+    "scale": True,
+    "causal": False,
+    "padding": True,
+    "window_on": False,
+    "mask_value": "-inf",
+}
 
 
 @dataclass(frozen=True)
@@ -59,15 +67,7 @@ def apply_preset(preset: Preset) -> None:
         state[key] = []
     for b, keys in enumerate(preset.padding):
         state[f"pad_keys_{b}"] = list(keys)
-    defaults = {
-        "score": "dot",
-        "scale": True,
-        "causal": False,
-        "padding": True,
-        "window_on": False,
-        "mask_value": "-inf",
-    }
-    for key, value in {**defaults, **preset.settings}.items():
+    for key, value in {**CONTROL_DEFAULTS, **preset.settings}.items():
         state[key] = value
     state["seq"] = 0
 
@@ -84,8 +84,19 @@ def start_session(presets: dict[str, Preset]) -> None:
     Runs before the sidebar is drawn, so the preset may still switch its controls."""
     state = st.session_state
     if "q_text" not in state and not st.query_params:
-        apply_preset(presets[DEFAULT_PRESET])
+        preset = presets[DEFAULT_PRESET]
+        apply_preset(preset)
         state["preset"] = DEFAULT_PRESET
+        # Streamlit puts a bound control in the URL only when it changes after the first run, so
+        # write the preset's settings here (nothing is bound yet): a reload or a copied link then
+        # shows the same settings, not the controls' defaults.
+        st.query_params.update(
+            {
+                key: str(value).lower() if isinstance(value, bool) else str(value)
+                for key, value in preset.settings.items()
+                if CONTROL_DEFAULTS.get(key) != value
+            }
+        )
 
 
 def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
@@ -200,7 +211,7 @@ def _parse(read, where: str = ""):
     try:
         return read()
     except ValueError as err:
-        st.error(plain(f"{where}{err}"), icon="⚠️")
+        st.error(plain(f"{where}{err}"), icon=":material/error:")
         return None
 
 
@@ -210,7 +221,7 @@ def _matrix_problem(query, key, value) -> Problem | None:
         st.error(
             "Q, K and V must all be batches (3-D JSON / .npy) or all plain matrices. "
             f"Received shapes Q {query.shape}, K {key.shape}, V {value.shape}.",
-            icon="⚠️",
+            icon=":material/error:",
         )
         return None
     batched = query.ndim == 3
@@ -220,7 +231,7 @@ def _matrix_problem(query, key, value) -> Problem | None:
             f"Shapes do not fit together: Q {query.shape}, K {key.shape}, V {value.shape}. "
             "K and V need the same number of rows (one value per key), and a batch needs "
             "the same batch size B in all three.",
-            icon="⚠️",
+            icon=":material/error:",
         )
         return None
     batch, t, s = q.shape[0], q.shape[1], k.shape[1]
@@ -248,7 +259,7 @@ def _padding_keys(batch: int, s: int) -> np.ndarray | None:
         label,
         list(range(s)),
         help="Keys marked here are padding: with the padding mask on, no query may attend them.",
-        **kept(key),
+        **bound(key),
     )
     padding = np.ones((batch, s), dtype=bool)
     for item in range(batch):
@@ -338,7 +349,7 @@ def cross_panel(seed: int) -> Problem | None:
         st.error(
             f"Give as many target lines as source lines: they are paired by line. Received "
             f"{len(src.sentences)} source and {len(tgt.sentences)} target sentences.",
-            icon="⚠️",
+            icon=":material/error:",
         )
         return None
     batch = len(src.sentences)

@@ -80,6 +80,6 @@ def main() -> None:
         st.error(
             f"Something went wrong ({type(err).__name__}). Your inputs are kept; change a "
             "setting or an input to try again.",
-            icon="⚠️",
+            icon=":material/error:",
         )
     store_texts_in_url(MODE_TEXTS[mode])

@@ -81,7 +81,7 @@ def multihead_panel(settings: AttentionSettings) -> None:
         st.error(
             f"Give as many target lines as source lines: they are paired by line. Received "
             f"{len(src.sentences)} source and {len(tgt.sentences)} target sentences.",
-            icon="⚠️",
+            icon=":material/error:",
         )
         return
     result = _parse(
@@ -215,7 +215,7 @@ def decoder_panel(settings: AttentionSettings) -> None:
         st.error(
             f"d_model must be divisible by the number of heads h: {d_model} is not "
             f"divisible by {h}. Try d_model = {h * max(1, d_model // h)}.",
-            icon="⚠️",
+            icon=":material/error:",
         )
         return
     run = _parse(lambda: _run_decoder_cached(tuple(sizes), settings.seed, True))

@@ -48,7 +48,9 @@ def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
         query, key, value, padding = arrays
         return compute_attention(query, key, value, key_padding_mask=padding, **asdict(settings))
     except ValueError as err:
-        st.error(plain(f"These inputs and settings do not fit together: {err}"), icon="⚠️")
+        st.error(
+            plain(f"These inputs and settings do not fit together: {err}"), icon=":material/error:"
+        )
         return None
 
 
@@ -102,7 +104,7 @@ def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> N
         st.warning(
             f"Query rows with no visible key: {names}{more}. "
             f"{FULLY_MASKED_WHY[result.settings.mask_value]}",
-            icon="🚫",
+            icon=":material/block:",
         )
 
 
@@ -417,7 +419,7 @@ def stats_view(view: SequenceView) -> None:
         f"{np.log2(r.weights.shape[1]):.3g} bits: uniform over all {r.weights.shape[1]} keys."
     )
     if stats.fully_masked.any():
-        st.warning(FULLY_MASKED_WHY[r.settings.mask_value], icon="🚫")
+        st.warning(FULLY_MASKED_WHY[r.settings.mask_value], icon=":material/block:")
 
 
 def download_view(view: SequenceView, problem: Problem, result: AttentionResult) -> None:
