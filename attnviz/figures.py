@@ -1,4 +1,4 @@
-"""Plotly figures of attention matrices: heatmap, focus row, difference and line view.
+"""Plotly figures of attention matrices: heatmap, focus row and difference.
 
 Shape letters: T rows (queries), S columns (keys, or features for output vectors).
 
@@ -21,7 +21,6 @@ Design, in one place:
   sum to one, a peak stays visible and a uniform row stays uniform. Other matrices pool to the
   mean of the block's allowed cells; the mask pools to "allowed" if any cell is allowed. A block
   is blocked only if all its cells are. `focus_row` shows one query's exact values.
-- Line view. One trace per (query, opacity level) and a dropdown that shows all queries or one.
 """
 
 from __future__ import annotations
@@ -37,20 +36,16 @@ import plotly.colors
 import plotly.graph_objects as go
 
 from attnviz.checks import check_choice, check_int, describe
+from attnviz.pooling import MAX_SIDE, PooledMatrix, pool_matrix
 
-MAX_SIDE = 256  # most heatmap cells per side before drawing a pooled overview
 TEXT_SIDE = 12  # print values in the cells when both sides are at most this
 MARK_SIDE = 16  # print "✕" in blocked cells when both sides are at most this
 MAX_TICKS = 40  # most tick labels per axis; more positions get a thinned subset
 LABEL_CHARS = 40  # labels longer than this are cut (keeps figures small and readable)
 FONT_SIZE = 12
-LINE_VIEW_MAX_TOKENS = 64  # most queries or keys in the line view
-LINE_MIN_WEIGHT = 0.01  # the line view omits lines below this weight
-LINE_LEVELS = 10  # line opacities are rounded up to multiples of 1 / LINE_LEVELS
 
 BLOCKED_COLOR = "#9a9a9a"  # neutral mid grey: on neither scale, visible on light and dark pages
 ALLOWED_COLOR = "#31688e"  # Viridis blue: darker than the grey and of a different hue
-LINE_COLOR = "#3b82f6"  # mid blue, visible on light and dark pages
 
 
 def _even_scale(colors: Sequence[str]) -> list[list[Any]]:
@@ -104,84 +99,6 @@ _KINDS = {
     "values": _Kind(SIGNED_COLORSCALE, "mean", "value", "mean of cells", "feature"),
 }
 KINDS = tuple(_KINDS)
-POOL_RULES = ("mean", "mass", "any")
-
-
-@dataclass(frozen=True)
-class PooledMatrix:
-    """A matrix reduced to at most `max_side` blocks per side (blocks of one cell if it fits)."""
-
-    values: np.ndarray  # (R, C) float32 pooled values, NaN where the block is blocked
-    blocked: np.ndarray  # (R, C) bool, True = every cell of the block is blocked
-    row_edges: np.ndarray  # (R + 1,) int, block r holds rows row_edges[r] to row_edges[r+1] - 1
-    col_edges: np.ndarray  # (C + 1,) int, the same for columns
-
-    @property
-    def block_shape(self) -> tuple[int, int]:
-        """Rows x columns of source cells in one (full) block."""
-        return int(self.row_edges[1]), int(self.col_edges[1])
-
-    @property
-    def is_overview(self) -> bool:
-        """True if some block holds more than one cell."""
-        return self.block_shape != (1, 1)
-
-
-def pool_matrix(
-    values: np.ndarray, blocked: np.ndarray, *, max_side: int = MAX_SIDE, rule: str = "mean"
-) -> PooledMatrix:
-    """Pool `(T, S)` values into blocks of ceil(T / max_side) x ceil(S / max_side) cells.
-
-    Args:
-        values: `(T, S)` float array; blocked cells may hold anything (-inf, NaN).
-        blocked: `(T, S)` bool, True = blocked.
-        max_side: most blocks per side.
-        rule: "mean" of the allowed cells; "mass": sum of the allowed cells over the block's
-            columns, mean over its rows (pooled attention rows still sum to one); "any": 1.0.
-
-    Returns:
-        A `PooledMatrix` of `(R, C)` blocks; a block is blocked if all its cells are.
-    """
-    check_choice(rule, "rule", POOL_RULES)
-    row_edges = _block_edges(values.shape[0], max_side)  # (R + 1,)
-    col_edges = _block_edges(values.shape[1], max_side)  # (C + 1,)
-    sizes = (int(row_edges[1]), int(col_edges[1]))  # rows x columns of a full block
-    allowed = ~blocked
-    counts = _block_sums(allowed, sizes, np.int32)  # (R, C) allowed cells per block
-    pooled_blocked = counts == 0
-    if rule == "any":
-        pooled = np.ones(counts.shape)
-    else:
-        sums = _block_sums(np.where(allowed, values, 0), sizes, values.dtype)  # (R, C)
-        rows = np.diff(row_edges)[:, None]  # (R, 1) rows per block
-        pooled = sums / np.where(pooled_blocked, 1, counts) if rule == "mean" else sums / rows
-    pooled = np.where(pooled_blocked, np.nan, pooled).astype(np.float32)
-    return PooledMatrix(pooled, pooled_blocked, row_edges, col_edges)
-
-
-def _block_edges(n: int, max_side: int) -> np.ndarray:
-    """`(blocks + 1,)` edges of blocks of ceil(n / max_side) positions (the last may be short)."""
-    return np.append(np.arange(0, n, math.ceil(n / max_side)), n)
-
-
-def _block_sums(cells: np.ndarray, sizes: tuple[int, int], dtype: Any) -> np.ndarray:
-    """`(T, S)` -> `(R, C)` sums over blocks of `sizes` cells (the last ones may be short)."""
-    by_rows = _group_sums(cells, sizes[0], dtype)  # (T, S) -> (R, S)
-    return _group_sums(by_rows.T, sizes[1], dtype).T  # (S, R) -> (C, R) -> (R, C)
-
-
-def _group_sums(cells: np.ndarray, size: int, dtype: Any) -> np.ndarray:
-    """`(N, M)` -> `(ceil(N / size), M)` sums of consecutive groups of `size` rows.
-
-    A reshape and sum: ten times faster than `np.add.reduceat` along the first axis.
-    """
-    if size == 1:
-        return cells.astype(dtype, copy=False)
-    full = cells.shape[0] // size * size
-    sums = cells[:full].reshape(-1, size, cells.shape[1]).sum(axis=1, dtype=dtype)
-    if full < cells.shape[0]:  # a shorter last group
-        sums = np.concatenate([sums, cells[full:].sum(axis=0, keepdims=True, dtype=dtype)])
-    return sums
 
 
 def heatmap(
@@ -633,160 +550,4 @@ def difference_heatmap(
         row_title=row_title,
         col_title=col_title,
         max_side=max_side,
-    )
-
-
-@dataclass(frozen=True)
-class Lines:
-    """The query -> key lines of a line view, in row-major order."""
-
-    queries: np.ndarray  # (L,) int, query of each line
-    keys: np.ndarray  # (L,) int, key of each line
-    weights: np.ndarray  # (L,) float, weight of each line
-    omitted: int  # lines at or above the threshold left out to stay within `max_lines`
-
-
-def strongest_lines(
-    weights: np.ndarray, blocked: np.ndarray, *, min_weight: float, max_lines: int
-) -> Lines:
-    """The allowed `(T, S)` weights of at least `min_weight`, at most `max_lines` strongest."""
-    queries, keys = np.nonzero(~blocked & (weights >= min_weight))  # (L,), (L,)
-    strengths = weights[queries, keys]
-    omitted = max(0, strengths.size - max_lines)
-    if omitted:
-        keep = np.sort(np.argsort(-strengths, kind="stable")[:max_lines])
-        queries, keys, strengths = queries[keep], keys[keep], strengths[keep]
-    return Lines(queries, keys, strengths, omitted)
-
-
-def line_opacity(weights: np.ndarray) -> np.ndarray:
-    """Weights rounded up to the next of `LINE_LEVELS` levels (0.1, 0.2, ... 1.0)."""
-    steps = np.ceil(np.round(np.asarray(weights) * LINE_LEVELS, 6))  # round: 0.3 * 10 > 3
-    return np.clip(steps, 1, LINE_LEVELS) / LINE_LEVELS
-
-
-def line_view(
-    weights: Any,
-    *,
-    row_labels: Sequence[Any] | None = None,
-    col_labels: Sequence[Any] | None = None,
-    title: str = "",
-    blocked: Any = None,
-    max_lines: int = 2000,
-) -> go.Figure:
-    """BertViz-style view: queries on the left, keys on the right, a line per attention weight.
-
-    A line's opacity is its weight rounded up to a multiple of 0.1 (and wider when stronger);
-    weights below `LINE_MIN_WEIGHT` and blocked cells get no line. Plotly cannot filter lines
-    on hover without custom JavaScript, so each (query, opacity) pair is one trace with
-    `legendgroup` "query i", and a dropdown ("show: all queries" / "show: query i") switches
-    the visible traces.
-
-    Args:
-        weights: `(T, S)` attention weights in [0, 1], T and S at most `LINE_VIEW_MAX_TOKENS`.
-        row_labels: `(T,)` query labels; col_labels: `(S,)` key labels.
-        title: figure title (shown as plain text).
-        blocked: `(T, S)` bool, True = blocked.
-        max_lines: most lines; the strongest are kept and the title says how many were left out.
-
-    Returns:
-        A `go.Figure`: the line traces, then the query tokens, then the key tokens.
-    """
-    values, blocked = _prepare_matrix(weights, blocked, "weights")
-    if max(values.shape) > LINE_VIEW_MAX_TOKENS:
-        raise ValueError(
-            f"The line view draws at most {LINE_VIEW_MAX_TOKENS} queries and keys. Received "
-            f"weights of shape {values.shape}. Use the heatmap and the focus row for long inputs."
-        )
-    lines = strongest_lines(
-        values,
-        blocked,
-        min_weight=LINE_MIN_WEIGHT,
-        max_lines=check_int(max_lines, "max_lines", low=1),
-    )
-    rows = _token_names(row_labels, values.shape[0], "row_labels")
-    cols = _token_names(col_labels, values.shape[1], "col_labels")
-    traces = _line_traces(lines, rows)
-    fig = go.Figure([*traces, _token_trace(rows, 0, "query"), _token_trace(cols, 1, "key")])
-    note = f"<br><sup>strongest {max_lines} lines; {lines.omitted} weaker left out</sup>"
-    fig.update_layout(
-        _base_layout(_escape(title) + (note if lines.omitted else ""), max(values.shape), True),
-        xaxis=dict(visible=False, range=[-1.0, 2.0]),
-        yaxis=dict(visible=False, autorange="reversed"),
-        showlegend=False,
-        updatemenus=[_query_menu([t.meta["query"] for t in traces], rows)],
-    )
-    return fig
-
-
-def _token_names(labels: Sequence[Any] | None, n: int, name: str) -> list[str]:
-    """Escaped labels, or "0", "1", ... by default."""
-    checked = _labels(labels, n, name)
-    return checked if checked is not None else [str(i) for i in range(n)]
-
-
-def _line_traces(lines: Lines, rows: list[str]) -> list[go.Scatter]:
-    """One trace per (query, opacity level): segments query (x=0) -> key (x=1), gaps between."""
-    levels = line_opacity(lines.weights)  # (L,)
-    traces = []
-    for query, level in sorted(set(zip(lines.queries.tolist(), levels.tolist(), strict=True))):
-        keys = lines.keys[(lines.queries == query) & (levels == level)].tolist()
-        traces.append(
-            go.Scatter(
-                x=[0, 1, None] * len(keys),
-                y=[y for key in keys for y in (query, key, None)],
-                mode="lines",
-                line=dict(color=LINE_COLOR, width=1 + 4 * level),
-                opacity=level,
-                hoverinfo="skip",
-                legendgroup=f"query {query}",
-                name=f"{rows[query]} (weight ≤ {level:.1f})",
-                meta=dict(query=query),
-            )
-        )
-    return traces
-
-
-def _token_trace(labels: list[str], x: int, role: str) -> go.Scatter:
-    """A column of tokens at `x` (queries left of 0, keys right of 1)."""
-    positions = list(range(len(labels)))
-    return go.Scatter(
-        x=[x] * len(labels),
-        y=positions,
-        mode="markers+text",
-        text=labels,
-        textposition="middle left" if x == 0 else "middle right",
-        marker=dict(size=7, color=LINE_COLOR),
-        customdata=positions,
-        hovertemplate=f"{role} %{{customdata}}: %{{text}}<extra></extra>",
-        name=role,
-    )
-
-
-def _query_menu(line_queries: list[int], rows: list[str]) -> dict[str, Any]:
-    """A dropdown that shows the lines of all queries or of one (token traces stay visible)."""
-    tokens = [True, True]
-    buttons = [
-        dict(
-            label="show: all queries",
-            method="restyle",
-            args=[{"visible": [True] * len(line_queries) + tokens}],
-        )
-    ]
-    for query, label in enumerate(rows):
-        visible = [owner == query for owner in line_queries] + tokens
-        buttons.append(
-            dict(
-                label=f"show: query {query}: {label}", method="restyle", args=[{"visible": visible}]
-            )
-        )
-    return dict(
-        type="dropdown",
-        buttons=buttons,
-        active=0,
-        showactive=True,
-        x=1.0,
-        xanchor="right",
-        y=1.0,
-        yanchor="bottom",
     )

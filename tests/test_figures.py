@@ -1,4 +1,4 @@
-"""Tests for attnviz.figures: heatmaps, pooling, focus row, difference and line view."""
+"""Tests for attnviz.figures: heatmaps, pooling, focus row and difference."""
 
 import json
 import subprocess
@@ -17,7 +17,6 @@ from attnviz.figures import (
     difference_heatmap,
     focus_row,
     heatmap,
-    line_view,
     pool_matrix,
 )
 
@@ -440,84 +439,6 @@ def test_difference_rejects_different_shapes():
         difference_heatmap(
             np.ones((2, 2)), np.ones((2, 3)), row_labels=None, col_labels=None, title=""
         )
-
-
-# --- line view ----------------------------------------------------------------------------------
-
-LINE_WEIGHTS = np.array([[0.7, 0.295, 0.005], [0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
-
-
-def _line_traces(fig):
-    return [trace for trace in fig.data if trace.mode == "lines"]
-
-
-def test_line_view_draws_one_line_per_weight_above_threshold():
-    fig = line_view(LINE_WEIGHTS, row_labels=list("abc"), col_labels=list("xyz"))
-    lines = _line_traces(fig)
-    segments = {
-        (trace.meta["query"], trace.opacity): [
-            (trace.y[i], trace.y[i + 1]) for i in range(0, len(trace.y), 3)
-        ]
-        for trace in lines
-    }
-    assert segments == {
-        (0, 0.3): [(0, 1)],
-        (0, 0.7): [(0, 0)],
-        (1, 0.5): [(1, 0), (1, 1)],
-        (2, 1.0): [(2, 0)],
-    }
-    assert sum(len(trace.x) // 3 for trace in lines) == 5  # 0.005 and zeros get no line
-    assert all(trace.x[2] is None and trace.y[2] is None for trace in lines)
-    assert [trace.legendgroup for trace in lines] == ["query 0", "query 0", "query 1", "query 2"]
-    assert [trace.line.width for trace in lines] == pytest.approx([2.2, 3.8, 3.0, 5.0])
-
-
-def test_line_view_dropdown_shows_one_query_at_a_time():
-    fig = line_view(LINE_WEIGHTS, row_labels=["a", XSS, "c"])
-    buttons = fig.layout.updatemenus[0].buttons
-    assert [b.label for b in buttons] == [
-        "show: all queries",
-        "show: query 0: a",
-        "show: query 1: &lt;img src=x onerror=alert(1)&gt;",
-        "show: query 2: c",
-    ]
-    assert buttons[0].args[0]["visible"] == [True] * 6
-    assert buttons[1].args[0]["visible"] == [True, True, False, False, True, True]
-    assert buttons[3].args[0]["visible"] == [False, False, False, True, True, True]
-    tokens = fig.data[-2:]
-    assert [t.text for t in tokens] == [
-        ("a", "&lt;img src=x onerror=alert(1)&gt;", "c"),
-        ("0", "1", "2"),
-    ]
-
-
-def test_line_view_keeps_the_strongest_lines():
-    weights = np.full((4, 4), 0.25)
-    weights[0] = [0.7, 0.1, 0.1, 0.1]
-    fig = line_view(weights, max_lines=3)  # 0.7, then the first two of the tied 0.25s
-    lines = _line_traces(fig)
-    assert [(t.meta["query"], t.opacity, len(t.x) // 3) for t in lines] == [
-        (0, 0.7, 1),
-        (1, 0.3, 2),
-    ]
-    assert "strongest 3 lines; 13 weaker left out" in fig.layout.title.text
-
-
-def test_line_opacity_rounds_up_to_tenths():
-    np.testing.assert_allclose(
-        figures.line_opacity([0.01, 0.1, 0.3, 0.31, 0.999, 1.0]), [0.1, 0.1, 0.3, 0.4, 1.0, 1.0]
-    )
-
-
-def test_line_view_respects_the_mask():
-    fig = line_view(np.full((2, 2), 0.5), blocked=[[False, True], [False, False]])
-    assert sum(len(t.x) // 3 for t in _line_traces(fig)) == 3
-
-
-def test_line_view_rejects_long_inputs():
-    size = figures.LINE_VIEW_MAX_TOKENS + 1
-    with pytest.raises(ValueError, match="at most 64 queries and keys"):
-        line_view(np.full((size, 2), 0.5))
 
 
 # --- purity and rendering -----------------------------------------------------------------------
