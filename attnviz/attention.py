@@ -20,7 +20,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from attnviz.checks import as_float_array, check_choice, check_int, describe
+from attnviz.checks import as_float_array, check_choice, check_int, describe, read_only
 from attnviz.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
 from attnviz.masks import build_mask, check_padding_mask, check_window
 from attnviz.scoring import SCORE_KINDS, make_score_layer, resolve_params
@@ -187,7 +187,7 @@ def compute_attention(
         ValueError: with what is wrong, what is allowed and what was received.
     """
     settings = AttentionSettings(score, scale, causal, window, mask_value, seed)
-    q, k, v, batched = _check_inputs(query, key, value, score)
+    q, k, v, batched = check_qkv(query, key, value, same_qk_width=score == "dot")
     batch, t, s = q.shape[0], q.shape[1], k.shape[1]
     padding = None
     if key_padding_mask is not None:
@@ -203,7 +203,7 @@ def compute_attention(
     if not any_masked:
         stages[1] = stages[0]
     unbatch = (lambda a: a) if batched else (lambda a: a[0])
-    arrays = [_frozen(unbatch(a)) for a in (*stages, mask, ~mask.any(axis=-1))]
+    arrays = [read_only(unbatch(a)) for a in (*stages, mask, ~mask.any(axis=-1))]
     return AttentionResult(
         scores=arrays[0],
         masked_scores=arrays[1],
@@ -211,7 +211,7 @@ def compute_attention(
         output=arrays[3],
         mask=arrays[4],
         fully_masked=arrays[5],
-        params={name: _frozen(w) for name, w in used.items()},
+        params={name: read_only(w) for name, w in used.items()},
         settings=settings,
         scale_factor=1.0 / math.sqrt(k.shape[-1]) if scale else 1.0,
         d_k=k.shape[-1],
@@ -241,14 +241,12 @@ def _check_finite_scores(scores: Any) -> None:
         )
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
-    array = np.asarray(array)
-    array.flags.writeable = False
-    return array
+def check_qkv(query: Any, key: Any, value: Any, *, same_qk_width: bool):
+    """Check Q, K, V and return them as float32 `(B, ·, ·)` arrays plus whether B was given.
 
-
-def _check_inputs(query: Any, key: Any, value: Any, score: str):
-    """Check Q, K, V and return them as float32 `(B, ·, ·)` arrays plus whether B was given."""
+    Args:
+        same_qk_width: require Dq == Dk (dot-product scores).
+    """
     q = as_float_array(query, "query")
     k = as_float_array(key, "key")
     v = as_float_array(value, "value")
@@ -258,13 +256,13 @@ def _check_inputs(query: Any, key: Any, value: Any, score: str):
             f"Received shapes query {q.shape}, key {k.shape}, value {v.shape}."
         )
     batched = q.ndim == 3
-    _check_shapes(q.shape, k.shape, v.shape, score)
+    _check_shapes(q.shape, k.shape, v.shape, same_qk_width)
     if not batched:
         q, k, v = q[None], k[None], v[None]  # (1, ·, ·)
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), batched
 
 
-def _check_shapes(qs: tuple, ks: tuple, vs: tuple, score: str) -> None:
+def _check_shapes(qs: tuple, ks: tuple, vs: tuple, same_qk_width: bool) -> None:
     """Check shapes as the user gave them (with or without the batch axis)."""
     shapes = f"query {qs}, key {ks}, value {vs}"
     if len(qs) == 2:
@@ -278,7 +276,7 @@ def _check_shapes(qs: tuple, ks: tuple, vs: tuple, score: str) -> None:
             f"`key` must have as many rows as `value`. Received: {shapes}. "
             "Give one value row per key row."
         )
-    if score == "dot" and qs[2] != ks[2]:
+    if same_qk_width and qs[2] != ks[2]:
         raise ValueError(
             f'score="dot" needs as many query features as key features (Dq == Dk). Received: '
             f'{shapes}. Give Q and K the same number of columns, or use score="general" or '

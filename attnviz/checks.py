@@ -87,3 +87,10 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
         listed = ", ".join(f'"{c}"' for c in choices)
         raise ValueError(f"`{name}` must be one of {listed}. Received: {describe(value)}.")
     return value
+
+
+def read_only(array: Any) -> np.ndarray:
+    """`array` as a numpy array that cannot be written to (results are frozen, arrays too)."""
+    array = np.asarray(array)
+    array.flags.writeable = False
+    return array

@@ -34,19 +34,22 @@ from typing import Any
 import keras
 import numpy as np
 
-from attnviz.attention import _frozen
-from attnviz.checks import as_float_array, check_int, describe
+from attnviz.checks import as_float_array, check_int, describe, read_only
 from attnviz.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
-from attnviz.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
-from attnviz.masks import build_mask
-from attnviz.multihead import MAX_HEADS, _check_head_sizes
+from attnviz.limits import (
+    MAX_BATCH,
+    MAX_D_FF,
+    MAX_DECODER_TOKENS,
+    MAX_FEATURES,
+    MAX_HEADS,
+    MAX_LAYERS,
+    MAX_SCORE_CELLS,
+    MAX_TOKENS,
+    MAX_VOCAB,
+)
+from attnviz.masks import build_mask, check_padding_mask
+from attnviz.multihead import _check_head_sizes
 from attnviz.text import MAX_SEED
-from attnviz.ways import check_named_padding
-
-MAX_LAYERS = 12  # most decoder layers N
-MAX_D_FF = 4 * MAX_FEATURES  # most feed-forward units F
-MAX_VOCAB = MAX_TOKENS  # most token ids V (the fixed word table has one sinusoid row per id)
-MAX_DECODER_TOKENS = MAX_TOKENS  # most B·T target (and B·S source) tokens in one run
 
 __all__ = [
     "Decoder",
@@ -162,11 +165,11 @@ def run_decoder(
         tokens, memory, self_mask, cross_mask, training=False
     )
     return DecoderResult(
-        output=_frozen(np.asarray(output)),
-        self_attention=tuple(_frozen(np.asarray(w)) for w in self_weights),
-        cross_attention=tuple(_frozen(np.asarray(w)) for w in cross_weights),
-        self_mask=_frozen(self_mask),
-        cross_mask=_frozen(cross_mask),
+        output=read_only(np.asarray(output)),
+        self_attention=tuple(read_only(np.asarray(w)) for w in self_weights),
+        cross_attention=tuple(read_only(np.asarray(w)) for w in cross_weights),
+        self_mask=read_only(self_mask),
+        cross_mask=read_only(cross_mask),
         config=config,
     )
 
@@ -178,9 +181,9 @@ def _decoder_masks(
     if not isinstance(causal, (bool, np.bool_)):
         raise ValueError(f"`causal` must be True or False. Received: {describe(causal)}.")
     if target_padding is not None:
-        target_padding = check_named_padding(target_padding, "target_padding_mask", batch, t)
+        target_padding = check_padding_mask(target_padding, batch, t, name="target_padding_mask")
     if source_padding is not None:
-        source_padding = check_named_padding(source_padding, "source_padding_mask", batch, s)
+        source_padding = check_padding_mask(source_padding, batch, s, name="source_padding_mask")
     self_mask = build_mask(batch, t, t, causal=bool(causal), key_padding_mask=target_padding)
     cross_mask = build_mask(batch, t, s, key_padding_mask=source_padding)
     return self_mask, cross_mask

@@ -35,25 +35,28 @@ def window_mask(t: int, s: int, window: int) -> np.ndarray:
     return np.abs(rows - cols) <= window  # (T, S)
 
 
-def check_padding_mask(key_padding_mask: Any, batch: int | None, s: int) -> np.ndarray:
+def check_padding_mask(
+    key_padding_mask: Any, batch: int | None, s: int, *, name: str = "key_padding_mask"
+) -> np.ndarray:
     """Validate a key padding mask and return it as bool `(B, S)` (or `(1, S)` when unbatched).
 
     Args:
         key_padding_mask: bool-like `(S,)` or `(B, S)`; True = real token, False = padding.
         batch: the batch size B of the inputs, or None when the inputs have no batch axis.
         s: the number of keys S.
+        name: what error messages call the mask.
     """
     try:
         padding = np.asarray(key_padding_mask)
     except (TypeError, ValueError) as err:
         raise ValueError(
-            "`key_padding_mask` could not be read as an array of True/False. "
+            f"`{name}` could not be read as an array of True/False. "
             f"Received: {describe(key_padding_mask)}."
         ) from err
     if padding.dtype != bool:
         if padding.dtype.kind not in "iuf" or not np.isin(padding, (0, 1)).all():
             raise ValueError(
-                "`key_padding_mask` must hold True/False (or 1/0) values, True = real token. "
+                f"`{name}` must hold True/False (or 1/0) values, True = real token. "
                 f"Received: {describe(key_padding_mask)}."
             )
         padding = padding.astype(bool)
@@ -62,12 +65,12 @@ def check_padding_mask(key_padding_mask: Any, batch: int | None, s: int) -> np.n
         padding = padding[None, :]  # (1, S)
     elif padding.ndim != 2 or batch is None:
         raise ValueError(
-            f"`key_padding_mask` must have shape {expected}: one entry per key. "
+            f"`{name}` must have shape {expected}: one entry per key. "
             f"Received shape {padding.shape}."
         )
     if padding.shape[-1] != s or padding.shape[0] not in (1, batch or 1):
         raise ValueError(
-            f"`key_padding_mask` must have shape {expected}: one entry per key "
+            f"`{name}` must have shape {expected}: one entry per key "
             f"(the key matrix has {s} rows). Received shape {padding.shape}."
         )
     return padding

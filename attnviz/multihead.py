@@ -30,14 +30,13 @@ from typing import Any
 import numpy as np
 from keras import ops
 
-from attnviz.attention import AttentionSettings, _check_inputs, _frozen, attention_stages
-from attnviz.checks import check_int
-from attnviz.limits import MAX_FEATURES, MAX_SCORE_CELLS
+from attnviz.attention import AttentionSettings, attention_stages, check_qkv
+from attnviz.checks import check_int, read_only
+from attnviz.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
 from attnviz.masks import build_mask, check_padding_mask
-from attnviz.scoring import DotScore, _check_param
-from attnviz.text import _seeded_rng, projection_weights
+from attnviz.scoring import DotScore, check_param
+from attnviz.text import projection_weights, seeded_rng
 
-MAX_HEADS = 16  # most heads H
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 
 
@@ -109,8 +108,7 @@ def compute_multihead(
     """
     settings = AttentionSettings("dot", scale, causal, window, mask_value, seed)
     num_heads = check_int(num_heads, "num_heads", low=1, high=MAX_HEADS)
-    # score="general" skips the Dq == Dk check: here Q, K and V must all have D columns instead.
-    q, k, v, batched = _check_inputs(query, key, value, "general")
+    q, k, v, batched = check_qkv(query, key, value, same_qk_width=False)
     d_model = _check_model_width(q.shape, k.shape, v.shape, num_heads)
     d_k, d_v = _check_head_sizes(d_model, num_heads, d_k, d_v)
     _check_cells(q.shape[0], num_heads, q.shape[1], k.shape[1])
@@ -123,12 +121,12 @@ def compute_multihead(
     used = resolve_multihead_params(num_heads, d_model, d_k, d_v, params, seed)
     stages = _run_heads(q, k, v, mask, used, settings)
     unbatch = (lambda a: a) if batched else (lambda a: a[0])
-    arrays = {name: _frozen(unbatch(np.asarray(a))) for name, a in stages.items()}
+    arrays = {name: read_only(unbatch(np.asarray(a))) for name, a in stages.items()}
     return MultiHeadResult(
         **arrays,
-        mask=_frozen(unbatch(mask)),
-        fully_masked=_frozen(unbatch(~mask.any(axis=-1))),
-        params={name: _frozen(w) for name, w in used.items()},
+        mask=read_only(unbatch(mask)),
+        fully_masked=read_only(unbatch(~mask.any(axis=-1))),
+        params={name: read_only(w) for name, w in used.items()},
         settings=settings,
         num_heads=num_heads,
         d_k=d_k,
@@ -225,7 +223,7 @@ def resolve_multihead_params(
     if set(shapes) - set(given):
         drawn = draw_multihead_params(num_heads, d_model, d_k, d_v, seed)
     return {
-        name: _check_param(given[name], name, shape) if name in given else drawn[name]
+        name: check_param(given[name], name, shape) if name in given else drawn[name]
         for name, shape in shapes.items()
     }
 
@@ -242,7 +240,7 @@ def draw_multihead_params(
         )
         for name, matrix in wide.items()
     }
-    rng = _seeded_rng(seed, "weights\0W_O")
+    rng = seeded_rng(seed, "weights\0W_O")
     drawn["W_O"] = rng.standard_normal((h * d_v, d_model)) / math.sqrt(h * d_v)  # (H·Dv, D)
     return {name: w.astype(np.float32) for name, w in drawn.items()}
 

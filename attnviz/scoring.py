@@ -169,7 +169,7 @@ def resolve_params(
     used = {}
     for name, shape in shapes.items():
         if name in given:
-            used[name] = _check_param(given[name], name, shape)
+            used[name] = check_param(given[name], name, shape)
         elif name != "b":  # the concat bias is optional: used only when given
             used[name] = draw_param(name, shape, seed)
     return used
@@ -185,7 +185,7 @@ def _concat_units(given: Mapping[str, Any], dk: int) -> int:
     return dk
 
 
-def _check_param(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
+def check_param(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
     try:
         array = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as err:

@@ -142,7 +142,7 @@ def projection_weights(d_model: int, d_k: int, d_v: int, seed: int) -> dict[str,
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, d_v)}
     scale = 1.0 / np.sqrt(d_model)
     return {
-        name: scale * _seeded_rng(seed, f"weights\0{name}").standard_normal(shape)
+        name: scale * seeded_rng(seed, f"weights\0{name}").standard_normal(shape)
         for name, shape in shapes.items()
     }
 
@@ -389,10 +389,10 @@ def _draw_embedding(token: str, d_model: int, seed: int) -> np.ndarray:
     """The `(D,)` embedding of `token` (unchecked arguments)."""
     if token == PAD_TOKEN:
         return np.zeros(d_model)
-    return _seeded_rng(seed, f"token\0{token}").standard_normal(d_model)
+    return seeded_rng(seed, f"token\0{token}").standard_normal(d_model)
 
 
-def _seeded_rng(seed: int, label: str) -> np.random.Generator:
+def seeded_rng(seed: int, label: str) -> np.random.Generator:
     """A random generator that depends only on `seed` and `label`, in every process."""
     data = label.encode("utf-8", errors="surrogatepass")
     digest = hashlib.blake2b(data, digest_size=16).digest()

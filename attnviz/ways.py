@@ -126,16 +126,8 @@ def way_mask(
     t, s = lengths[chosen.queries_from], lengths[chosen.keys_from]
     padding = given[chosen.keys_from]
     if padding is not None:
-        padding = check_named_padding(padding, f"{chosen.keys_from}_padding_mask", batch, s)
+        padding = check_padding_mask(padding, batch, s, name=f"{chosen.keys_from}_padding_mask")
     return build_mask(batch, t, s, causal=chosen.causal, key_padding_mask=padding)  # (B, T, S)
-
-
-def check_named_padding(mask: Any, name: str, batch: int, length: int) -> np.ndarray:
-    """`masks.check_padding_mask` (bool `(B or 1, L)`), with its messages naming `name`."""
-    try:
-        return check_padding_mask(mask, batch, length)
-    except ValueError as err:
-        raise ValueError(str(err).replace("`key_padding_mask`", f"`{name}`")) from None
 
 
 def compute_way(
