@@ -5,27 +5,26 @@ plotly JSON the app sends (trace 0 of a heatmap holds the values, NaN where a ce
 blocked); expected numbers are pinned by hand or recomputed here with float64 numpy.
 
 Two things AppTest cannot click, set through session state instead (what the click does):
-- a tab of `st.tabs`: the tabs are keyed (`key="view"`), so `_open_view` sets that key;
+- a tab of `st.tabs`: the tabs are keyed (`key="view"`), so `open_view` sets that key;
 - a download button's file: its data is built on click, so `test_download_view` reads the
   deferred callable from the media file manager (Streamlit internals; skipped if they change).
 """
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import json
 from pathlib import Path
 
+import app_support as ui
 import numpy as np
 import pytest
 import streamlit.testing.v1.app_test as app_test_module
+from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).parents[1] / "app.py")
-FIRST_RUN_TIMEOUT = 180  # the first run imports TensorFlow (about 5 s, more on a busy box)
 NUMPY_LAB = {  # assets/presets/01_numpy_lab.json, the app's first-visit matrices
     "q": [[1, 0, 0], [0, 1, 0]],
     "k": [[1, 2, 3], [4, 5, 6]],
@@ -46,7 +45,7 @@ def fresh() -> AppTest:
     """A fresh session after its first run (the app's first visit: the NumPy lab preset)."""
     app = AppTest.from_file(APP, default_timeout=60)
     app.run(timeout=FIRST_RUN_TIMEOUT)
-    _assert_ok(app)
+    ui.assert_ok(app)
     return app
 
 
@@ -54,73 +53,14 @@ def fresh() -> AppTest:
 def at(fresh: AppTest) -> AppTest:
     """A fresh session with the NumPy lab's matrices and no mask switched on."""
     fresh.toggle(key="causal").set_value(False).run()
-    _assert_ok(fresh)
+    ui.assert_ok(fresh)
     return fresh
-
-
-def _assert_ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
-
-
-def _decode(data) -> np.ndarray:
-    """A plotly array as float64: plain (nested) lists, or plotly's typed `bdata` encoding."""
-    if isinstance(data, dict):
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
-        shape = [int(n) for n in str(data.get("shape", len(flat))).split(",")]
-        return flat.reshape(shape).astype(np.float64)
-    return np.array(data, dtype=np.float64)  # None (a gap) becomes NaN
-
-
-def _captions(at: AppTest) -> str:
-    return "\n".join(c.value for c in at.caption)
-
-
-def _specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def _titles(at: AppTest) -> list[str]:
-    return [spec["layout"]["title"]["text"] for spec in _specs(at)]
-
-
-def _chart(at: AppTest, title: str) -> dict:
-    """The one chart whose title starts with `title`."""
-    found = [s for s in _specs(at) if s["layout"]["title"]["text"].startswith(title)]
-    assert len(found) == 1, (title, _titles(at))
-    return found[0]
-
-
-def _values(at: AppTest, title: str) -> np.ndarray:
-    """Trace 0 of a heatmap: the values, NaN where the cell is drawn as blocked."""
-    return _decode(_chart(at, title)["data"][0]["z"])
-
-
-def _weights(at: AppTest) -> np.ndarray:
-    """The attention weights chart; cells drawn as blocked hold weight 0."""
-    return np.nan_to_num(_values(at, "Attention weights"), nan=0.0)
-
-
-def _ticks(spec: dict, axis: str) -> list[str]:
-    """The visible tick labels of the key ("x") or query ("y") axis."""
-    return spec["layout"][f"{axis}axis2"]["ticktext"]
-
-
-def _open_view(at: AppTest, name: str) -> None:
-    """Open a tab: AppTest cannot click one, so set the keyed tabs' state as a click does."""
-    at.session_state["view"] = name
-    at.run()
-    _assert_ok(at)
 
 
 def _causal_lab(at: AppTest) -> None:
     """The NumPy lab (first-visit matrices) with the causal mask on."""
     at.toggle(key="causal").set_value(True).run()
-    _assert_ok(at)
+    ui.assert_ok(at)
 
 
 def _select_preset(at: AppTest, name: str) -> None:
@@ -153,7 +93,7 @@ def test_first_load_draws_the_numpy_lab(fresh):
     at = fresh
     # a new visitor starts on the NumPy lab preset, its causal mask included
     assert at.toggle(key="causal").value is True
-    assert [t.split(" (×")[0] for t in _titles(at)] == [
+    assert [t.split(" (×")[0] for t in ui.titles(at)] == [
         "Raw scores",
         "Scaled scores",
         "Mask (allowed keys)",
@@ -162,11 +102,11 @@ def test_first_load_draws_the_numpy_lab(fresh):
         "Output (context vectors)",
     ]
     q, k = np.array(NUMPY_LAB["q"]), np.array(NUMPY_LAB["k"])
-    np.testing.assert_allclose(_values(at, "Raw scores"), q @ k.T)  # (T, D) x (D, S) -> (T, S)
-    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-6)
+    np.testing.assert_allclose(ui.values(at, "Raw scores"), q @ k.T)  # (T, D) x (D, S) -> (T, S)
+    np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-6)
     at.toggle(key="causal").set_value(False).run()
-    assert [t.split(" (×")[0] for t in _titles(at)] == list(TITLES)
-    np.testing.assert_allclose(_weights(at), _softmax(q @ k.T / np.sqrt(3)), atol=1e-6)
+    assert [t.split(" (×")[0] for t in ui.titles(at)] == list(TITLES)
+    np.testing.assert_allclose(ui.weights(at), _softmax(q @ k.T / np.sqrt(3)), atol=1e-6)
     assert {t.key for t in at.sidebar.toggle} == {"scale", "causal", "padding", "window_on"}
     assert {r.key for r in at.sidebar.radio} == {"score", "mask_value"}
     assert at.text_area(key="q_text").value == "1 0 0\n0 1 0"
@@ -175,20 +115,20 @@ def test_first_load_draws_the_numpy_lab(fresh):
 
 def test_numpy_lab_with_causal_mask(at):
     _causal_lab(at)
-    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
-    np.testing.assert_allclose(_values(at, "Output"), LAB_CAUSAL_OUTPUT, atol=1e-5)
-    weights = _chart(at, "Attention weights")
-    assert np.isnan(_decode(weights["data"][0]["z"])[0, 1])  # the future key is not coloured
-    np.testing.assert_array_equal(_decode(weights["data"][1]["z"]), [[np.nan, 1], [np.nan] * 2])
-    np.testing.assert_array_equal(_values(at, "Mask (allowed"), [[1, np.nan], [1, 1]])
-    assert len(_titles(at)) == 6  # the mask and the masked scores appear once a key is blocked
+    np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+    np.testing.assert_allclose(ui.values(at, "Output"), LAB_CAUSAL_OUTPUT, atol=1e-5)
+    weights = ui.chart(at, "Attention weights")
+    assert np.isnan(ui.decode(weights["data"][0]["z"])[0, 1])  # the future key is not coloured
+    np.testing.assert_array_equal(ui.decode(weights["data"][1]["z"]), [[np.nan, 1], [np.nan] * 2])
+    np.testing.assert_array_equal(ui.values(at, "Mask (allowed"), [[1, np.nan], [1, 1]])
+    assert len(ui.titles(at)) == 6  # the mask and the masked scores appear once a key is blocked
 
 
 def test_numpy_lab_preset_switches_causal_on(at):
     _select_preset(at, "01_numpy_lab")
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert at.toggle(key="causal").value is True
-    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+    np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
 # --------------------------------------------------------------------------- presets
@@ -196,48 +136,48 @@ def test_numpy_lab_preset_switches_causal_on(at):
 
 def _check_numpy_lab(at):
     assert at.toggle(key="causal").value is True
-    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+    np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
 def _check_keras_tutorial(at):
     assert at.button_group(key="source").value == "random"
-    assert _values(at, "Output").shape == (5, 64)  # one (T, Dv) item of the (64, 5, 64) output
-    assert "batch of 64, 5 queries × 5 keys · Dq 64, Dk 64, Dv 64" in _captions(at)
+    assert ui.values(at, "Output").shape == (5, 64)  # one (T, Dv) item of the (64, 5, 64) output
+    assert "batch of 64, 5 queries × 5 keys · Dq 64, Dk 64, Dv 64" in ui.captions(at)
     seq = at.number_input(key="seq")
     assert (seq.min, seq.max) == (0, 63)
     seq.set_value(63).run()
-    _assert_ok(at)
+    ui.assert_ok(at)
     rng = np.random.default_rng(0)  # the tutorial's inputs, drawn again: (B, T, D) each
     q, k, v = rng.random((64, 5, 64)), rng.random((64, 5, 64)), rng.random((64, 5, 64))
     weights = _softmax(q[63] @ k[63].T / 8)  # (5, 64) x (64, 5) -> (5, 5)
-    np.testing.assert_allclose(_weights(at), weights, atol=1e-5)
-    np.testing.assert_allclose(_values(at, "Output"), weights @ v[63], atol=1e-4)
+    np.testing.assert_allclose(ui.weights(at), weights, atol=1e-5)
+    np.testing.assert_allclose(ui.values(at, "Output"), weights @ v[63], atol=1e-4)
 
 
 def _check_one_hot(at):
-    weights = _weights(at)
+    weights = ui.weights(at)
     np.testing.assert_array_equal(weights.argmax(axis=1), [0, 1, 2, 3])
     assert weights.diagonal().min() > 0.6
 
 
 def _check_identical_keys(at):
-    np.testing.assert_allclose(_weights(at), np.full((3, 4), 0.25), atol=1e-6)
-    np.testing.assert_allclose(_values(at, "Output"), [[0, 1]] * 3, atol=1e-6)  # value mean
+    np.testing.assert_allclose(ui.weights(at), np.full((3, 4), 0.25), atol=1e-6)
+    np.testing.assert_allclose(ui.values(at, "Output"), [[0, 1]] * 3, atol=1e-6)  # value mean
 
 
 def _check_padded_batch(at):
     assert at.multiselect(key="pad_keys_0").value == []
     at.number_input(key="seq").set_value(1).run()
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert at.multiselect(key="pad_keys_1").value == [2, 3]
-    weights = _weights(at)
+    weights = ui.weights(at)
     np.testing.assert_array_equal(weights[:, 2:], 0)
     np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-6)
 
 
 def _check_masking_pitfall(at):
     assert at.radio(key="mask_value").value == "-1e9"
-    np.testing.assert_allclose(_weights(at)[0], [1 / 3] * 3, atol=1e-6)
+    np.testing.assert_allclose(ui.weights(at)[0], [1 / 3] * 3, atol=1e-6)
 
 
 PRESET_CHECKS = {
@@ -257,7 +197,7 @@ def test_every_preset_is_checked():
 @pytest.mark.parametrize("name", list(PRESET_CHECKS), ids=list(PRESET_CHECKS))
 def test_every_preset_loads(at, name):
     _select_preset(at, name)
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert at.selectbox(key="preset").value == name
     PRESET_CHECKS[name](at)
 
@@ -265,10 +205,10 @@ def test_every_preset_loads(at, name):
 def test_preset_forgets_the_previous_presets_padding(at):
     _select_preset(at, "06_masking_pitfall")  # marks key 0 as padding
     _select_preset(at, "01_numpy_lab")  # marks none: key 0 must be attendable again
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert at.multiselect(key="pad_keys_0").value == []
     assert not at.warning  # no query row lost all its keys
-    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+    np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
 # --------------------------------------------------------------------------- sidebar controls
@@ -276,36 +216,36 @@ def test_preset_forgets_the_previous_presets_padding(at):
 
 def test_scale_off_uses_raw_scores(at):
     at.toggle(key="scale").set_value(False).run()
-    _assert_ok(at)
-    assert "Scaled scores" not in " ".join(_titles(at))
-    assert "Scaling is off: the scaled scores equal the raw scores." in _captions(at)
+    ui.assert_ok(at)
+    assert "Scaled scores" not in " ".join(ui.titles(at))
+    assert "Scaling is off: the scaled scores equal the raw scores." in ui.captions(at)
     raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T  # (T, D) x (D, S) -> (T, S)
-    np.testing.assert_allclose(_values(at, "Raw scores"), raw)
-    np.testing.assert_allclose(_weights(at), _softmax(raw), atol=1e-6)
-    assert "no scaling" in _captions(at)
+    np.testing.assert_allclose(ui.values(at, "Raw scores"), raw)
+    np.testing.assert_allclose(ui.weights(at), _softmax(raw), atol=1e-6)
+    assert "no scaling" in ui.captions(at)
 
 
 @pytest.mark.parametrize("score", ["general", "concat"])
 def test_learned_score_functions(at, score):
-    dot = _weights(at)
+    dot = ui.weights(at)
     at.radio(key="score").set_value(score).run()
-    _assert_ok(at)
-    weights = _weights(at)
+    ui.assert_ok(at)
+    weights = ui.weights(at)
     np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-6)
     assert (weights >= 0).all() and not np.allclose(weights, dot, atol=1e-3)
     assert "W" in at.sidebar.latex[0].value  # the formula follows the choice
     at.number_input(key="seed").set_value(7).run()  # the seed draws other learned weights
-    _assert_ok(at)
-    assert not np.allclose(_weights(at), weights, atol=1e-4)
+    ui.assert_ok(at)
+    assert not np.allclose(ui.weights(at), weights, atol=1e-4)
 
 
 def test_general_score_accepts_different_query_and_key_sizes(at):
     at.text_area(key="k_text").input("1 2\n4 5").run()
     at.text_area(key="v_text").input("0 1\n1 0").run()
-    assert "Dq == Dk" in _errors(at)[0] and not at.exception
+    assert "Dq == Dk" in ui.errors(at)[0] and not at.exception
     at.radio(key="score").set_value("general").run()
-    _assert_ok(at)
-    np.testing.assert_allclose(_weights(at).sum(axis=1), 1, atol=1e-6)
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at).sum(axis=1), 1, atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -316,35 +256,35 @@ def test_general_score_accepts_different_query_and_key_sizes(at):
 def test_local_window(at, width, expected):
     at.toggle(key="window_on").set_value(True).run()
     at.number_input(key="window").set_value(width).run()
-    _assert_ok(at)
-    np.testing.assert_allclose(_weights(at), expected, atol=1e-5)
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at), expected, atol=1e-5)
 
 
 def test_mask_value_on_masking_pitfall(at):
     _select_preset(at, "06_masking_pitfall")
-    _assert_ok(at)
-    np.testing.assert_allclose(_weights(at)[0], [1 / 3] * 3, atol=1e-6)
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at)[0], [1 / 3] * 3, atol=1e-6)
     (warning,) = [w.value for w in at.warning]
     assert "Query rows with no visible key: 0 (0)" in warning and "pitfall" in warning
     at.radio(key="mask_value").set_value("-inf").run()
-    _assert_ok(at)
-    np.testing.assert_array_equal(_weights(at)[0], [0, 0, 0])
-    np.testing.assert_array_equal(_values(at, "Output")[0], [0, 0])
+    ui.assert_ok(at)
+    np.testing.assert_array_equal(ui.weights(at)[0], [0, 0, 0])
+    np.testing.assert_array_equal(ui.values(at, "Output")[0], [0, 0])
     (warning,) = [w.value for w in at.warning]
     assert "all-zero weights" in warning
     at.toggle(key="padding").set_value(False).run()  # key 0 is attendable again
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert not at.warning
-    np.testing.assert_allclose(_weights(at)[0], [1, 0, 0], atol=1e-6)
+    np.testing.assert_allclose(ui.weights(at)[0], [1, 0, 0], atol=1e-6)
 
 
 def test_padding_keys_multiselect(at):
     at.multiselect(key="pad_keys_0").set_value([1]).run()
-    _assert_ok(at)
-    np.testing.assert_allclose(_weights(at), [[1, 0], [1, 0]], atol=1e-6)
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at), [[1, 0], [1, 0]], atol=1e-6)
     at.toggle(key="padding").set_value(False).run()  # marked keys are ignored
-    _assert_ok(at)
-    np.testing.assert_allclose(_weights(at), [[0.150325, 0.849675]] * 2, atol=1e-5)
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at), [[0.150325, 0.849675]] * 2, atol=1e-5)
     assert at.multiselect(key="pad_keys_0").value == [1]
 
 
@@ -355,13 +295,13 @@ def test_random_source_with_sizes(at):
     at.button_group(key="source").set_value("random").run()
     for key, value in {"r_t": 3, "r_s": 7, "r_dk": 5, "r_dv": 2, "r_seed": 11}.items():
         at.number_input(key=key).set_value(value).run()
-    _assert_ok(at)
+    ui.assert_ok(at)
     rng = np.random.default_rng(11)  # random_qkv's draws, in its order
     q, k, v = rng.random((3, 5)), rng.random((7, 5)), rng.random((7, 2))
     weights = _softmax(q @ k.T / np.sqrt(5))  # (3, 5) x (5, 7) -> (3, 7)
-    np.testing.assert_allclose(_weights(at), weights, atol=1e-5)
-    np.testing.assert_allclose(_values(at, "Output"), weights @ v, atol=1e-5)
-    assert "3 queries × 7 keys · Dq 5, Dk 5, Dv 2" in _captions(at)
+    np.testing.assert_allclose(ui.weights(at), weights, atol=1e-5)
+    np.testing.assert_allclose(ui.values(at, "Output"), weights @ v, atol=1e-5)
+    assert "3 queries × 7 keys · Dq 5, Dk 5, Dv 2" in ui.captions(at)
 
 
 def test_random_source_too_large(at):
@@ -369,11 +309,11 @@ def test_random_source_too_large(at):
     at.number_input(key="r_batch").set_value(1024).run()
     at.number_input(key="r_t").set_value(4096).run()
     assert not at.exception
-    assert "The random batch is too large" in _errors(at)[0]
+    assert "The random batch is too large" in ui.errors(at)[0]
     assert at.sidebar.toggle  # the rest of the page still works
     at.number_input(key="r_batch").set_value(1).run()
-    _assert_ok(at)
-    assert _weights(at).shape == (256, 6)  # 4096 queries drawn as a 256-row overview
+    ui.assert_ok(at)
+    assert ui.weights(at).shape == (256, 6)  # 4096 queries drawn as a 256-row overview
 
 
 def _npy(array) -> bytes:
@@ -389,14 +329,14 @@ def test_upload_source(at):
     at.file_uploader(key="upload_K").upload("k.json", b"[[1, 2, 3], [4, 5, 6]]")
     at.file_uploader(key="upload_V").upload("v.npy", _npy(NUMPY_LAB["v"]))
     at.toggle(key="causal").set_value(True).run()
-    _assert_ok(at)
-    np.testing.assert_allclose(_values(at, "Output"), LAB_CAUSAL_OUTPUT, atol=1e-5)
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.values(at, "Output"), LAB_CAUSAL_OUTPUT, atol=1e-5)
     pickled = _npy(np.array([[None]], dtype=object))
     at.file_uploader(key="upload_V").set_value(("evil.npy", pickled, "application/octet-stream"))
     at.run()
-    assert not at.exception and "unpickling can run code" in _errors(at)[0]
+    assert not at.exception and "unpickling can run code" in ui.errors(at)[0]
     at.file_uploader(key="upload_V").set_value(("v.csv", b"0,1,0\n1,0", "text/csv")).run()
-    assert not at.exception and "row 2 has 2 numbers but row 1 has 3" in _errors(at)[0]
+    assert not at.exception and "row 2 has 2 numbers but row 1 has 3" in ui.errors(at)[0]
 
 
 # --------------------------------------------------------------------------- bad matrix input
@@ -436,17 +376,17 @@ def test_bad_matrix_input(at, box, text, words):
     good = at.text_area(key=box).value
     at.text_area(key=box).input(text).run()
     assert not at.exception
-    (message,) = _errors(at)
+    (message,) = ui.errors(at)
     for word in words:
         assert word in message
     assert not at.get("plotly_chart")
     assert at.text_area(key=box).value == text  # the user's text stays in its box
     assert len(at.sidebar.toggle) == 4 and at.title[0].value == "attnviz"  # the page stays up
     at.toggle(key="causal").set_value(True).run()  # controls still work with bad input
-    assert not at.exception and len(_errors(at)) == 1
+    assert not at.exception and len(ui.errors(at)) == 1
     at.text_area(key=box).input(good).run()
-    _assert_ok(at)
-    np.testing.assert_allclose(_weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
 # --------------------------------------------------------------------------- sentences
@@ -459,20 +399,22 @@ def _sentences(at: AppTest, text: str) -> None:
 
 def test_sentences_pad_the_shorter_one(at):
     _sentences(at, TWO_SENTENCES)
-    _assert_ok(at)
-    assert "batch of 2, 7 queries × 7 keys" in _captions(at)
-    assert _ticks(_chart(at, "Attention weights"), "x") == TWO_SENTENCES.splitlines()[0].split(" ")
+    ui.assert_ok(at)
+    assert "batch of 2, 7 queries × 7 keys" in ui.captions(at)
+    assert ui.ticks(ui.chart(at, "Attention weights"), "x") == TWO_SENTENCES.splitlines()[0].split(
+        " "
+    )
     at.number_input(key="seq").set_value(1).run()
-    _assert_ok(at)
-    weights_chart = _chart(at, "Attention weights")
-    assert _ticks(weights_chart, "x") == ["It", "slept", "."] + ["&lt;pad&gt;"] * 4
-    assert _ticks(weights_chart, "y")[:3] == ["It", "slept", "."]
-    weights = _weights(at)
+    ui.assert_ok(at)
+    weights_chart = ui.chart(at, "Attention weights")
+    assert ui.ticks(weights_chart, "x") == ["It", "slept", "."] + ["&lt;pad&gt;"] * 4
+    assert ui.ticks(weights_chart, "y")[:3] == ["It", "slept", "."]
+    weights = ui.weights(at)
     np.testing.assert_array_equal(weights[:, 3:], 0)  # nobody attends padding
     np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-6)
     at.toggle(key="padding").set_value(False).run()
-    _assert_ok(at)
-    assert (_weights(at)[:, 3:] > 0).all()  # without the mask, weight leaks onto padding
+    ui.assert_ok(at)
+    assert (ui.weights(at)[:, 3:] > 0).all()  # without the mask, weight leaks onto padding
 
 
 @pytest.mark.parametrize(
@@ -487,25 +429,25 @@ def test_sentences_pad_the_shorter_one(at):
 )
 def test_sentences_of_any_text(at, text, tokens):
     _sentences(at, text)
-    _assert_ok(at)
-    spec = _chart(at, "Attention weights")
-    assert _ticks(spec, "x")[: len(tokens)] == tokens
-    assert _ticks(spec, "y")[: len(tokens)] == tokens
+    ui.assert_ok(at)
+    spec = ui.chart(at, "Attention weights")
+    assert ui.ticks(spec, "x")[: len(tokens)] == tokens
+    assert ui.ticks(spec, "y")[: len(tokens)] == tokens
     labels = json.dumps([spec["layout"][axis]["ticktext"] for axis in ("xaxis", "yaxis")])
-    assert "<img" not in labels and "<img" not in json.dumps(_ticks(spec, "x"))
-    np.testing.assert_allclose(_weights(at).sum(axis=1), 1, atol=1e-6)
+    assert "<img" not in labels and "<img" not in json.dumps(ui.ticks(spec, "x"))
+    np.testing.assert_allclose(ui.weights(at).sum(axis=1), 1, atol=1e-6)
 
 
 def test_very_long_sentence(at):
     _sentences(at, "word " * 2000)  # 10,000 characters, 2,000 tokens
-    _assert_ok(at)
-    assert "overview" in _chart(at, "Attention weights")["layout"]["title"]["text"]
-    assert _weights(at).shape == (250, 250)  # blocks of 8 x 8 tokens
-    np.testing.assert_allclose(_weights(at).sum(axis=1), 1, atol=1e-4)
+    ui.assert_ok(at)
+    assert "overview" in ui.chart(at, "Attention weights")["layout"]["title"]["text"]
+    assert ui.weights(at).shape == (250, 250)  # blocks of 8 x 8 tokens
+    np.testing.assert_allclose(ui.weights(at).sum(axis=1), 1, atol=1e-4)
     at.number_input(key="focus").set_value(1999).run()
-    _assert_ok(at)
-    focus = _chart(at, "Weights of query 1999 (word)")
-    assert _decode(focus["data"][0]["y"]).sum() == pytest.approx(1, abs=1e-4)
+    ui.assert_ok(at)
+    focus = ui.chart(at, "Weights of query 1999 (word)")
+    assert ui.decode(focus["data"][0]["y"]).sum() == pytest.approx(1, abs=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -521,14 +463,14 @@ def test_very_long_sentence(at):
 def test_bad_sentences(at, text, words):
     _sentences(at, text)
     assert not at.exception
-    (message,) = _errors(at)
+    (message,) = ui.errors(at)
     for word in words:
         assert word in message
     assert at.text_area(key="sentences").value == text
     assert len(at.sidebar.toggle) == 4
     at.text_area(key="sentences").input("it works").run()
-    _assert_ok(at)
-    assert _ticks(_chart(at, "Attention weights"), "x") == ["it", "works"]
+    ui.assert_ok(at)
+    assert ui.ticks(ui.chart(at, "Attention weights"), "x") == ["it", "works"]
 
 
 @pytest.mark.parametrize(
@@ -539,17 +481,17 @@ def test_bad_sentences(at, text, words):
 def test_sentence_encoding_sizes(at, key, value, caption):
     _sentences(at, TWO_SENTENCES)
     at.number_input(key=key).set_value(value).run()
-    _assert_ok(at)
-    assert caption in _captions(at)
-    np.testing.assert_allclose(_weights(at).sum(axis=1), 1, atol=1e-5)
+    ui.assert_ok(at)
+    assert caption in ui.captions(at)
+    np.testing.assert_allclose(ui.weights(at).sum(axis=1), 1, atol=1e-5)
 
 
 def test_positional_encoding_changes_the_weights(at):
     _sentences(at, "the the the")
-    with_positions = _weights(at)
+    with_positions = ui.weights(at)
     at.toggle(key="pos").set_value(False).run()
-    _assert_ok(at)
-    np.testing.assert_allclose(_weights(at), np.full((3, 3), 1 / 3), atol=1e-6)  # same tokens
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at), np.full((3, 3), 1 / 3), atol=1e-6)  # same tokens
     assert not np.allclose(with_positions, 1 / 3, atol=1e-3)
 
 
@@ -564,22 +506,22 @@ def _cross(at: AppTest, source: str, target: str) -> None:
 
 def test_cross_queries_from_target(at):
     _cross(at, "a b c d e", "x y")
-    _assert_ok(at)
-    spec = _chart(at, "Attention weights")
-    assert _weights(at).shape == (2, 5)  # (T target, S source)
-    assert _ticks(spec, "y") == ["x", "y"] and _ticks(spec, "x") == list("abcde")
-    assert _values(at, "Output").shape == (2, 8)  # Dv = Dk = 8
-    np.testing.assert_allclose(_weights(at).sum(axis=1), 1, atol=1e-6)
+    ui.assert_ok(at)
+    spec = ui.chart(at, "Attention weights")
+    assert ui.weights(at).shape == (2, 5)  # (T target, S source)
+    assert ui.ticks(spec, "y") == ["x", "y"] and ui.ticks(spec, "x") == list("abcde")
+    assert ui.values(at, "Output").shape == (2, 8)  # Dv = Dk = 8
+    np.testing.assert_allclose(ui.weights(at).sum(axis=1), 1, atol=1e-6)
 
 
 def test_cross_pairs_by_line(at):
     _cross(at, "a b c\nd e", "x\ny z w v")
-    _assert_ok(at)
+    ui.assert_ok(at)
     at.number_input(key="seq").set_value(1).run()
-    _assert_ok(at)
-    spec = _chart(at, "Attention weights")
-    assert _ticks(spec, "x") == ["d", "e", "&lt;pad&gt;"]
-    np.testing.assert_array_equal(_weights(at)[:, 2], 0)  # source padding is masked
+    ui.assert_ok(at)
+    spec = ui.chart(at, "Attention weights")
+    assert ui.ticks(spec, "x") == ["d", "e", "&lt;pad&gt;"]
+    np.testing.assert_array_equal(ui.weights(at)[:, 2], 0)  # source padding is masked
 
 
 @pytest.mark.parametrize(
@@ -594,7 +536,7 @@ def test_cross_pairs_by_line(at):
 def test_bad_cross_input(at, source, target, words):
     _cross(at, source, target)
     assert not at.exception
-    (message,) = _errors(at)
+    (message,) = ui.errors(at)
     for word in words:
         assert word in message
     assert (at.text_area(key="src_text").value, at.text_area(key="target").value) == (
@@ -603,8 +545,8 @@ def test_bad_cross_input(at, source, target, words):
     )
     at.text_area(key="src_text").input("a b")
     at.text_area(key="target").input("x").run()
-    _assert_ok(at)
-    assert _weights(at).shape == (1, 2)
+    ui.assert_ok(at)
+    assert ui.weights(at).shape == (1, 2)
 
 
 def test_mode_switch_keeps_every_text(at):
@@ -612,12 +554,12 @@ def test_mode_switch_keeps_every_text(at):
     _sentences(at, "my own words")
     _cross(at, "s1 s2", "t1")
     at.button_group(key="mode").set_value("Matrices").run()
-    assert at.text_area(key="q_text").value == "1 x" and "'x' is not a number" in _errors(at)[0]
+    assert at.text_area(key="q_text").value == "1 x" and "'x' is not a number" in ui.errors(at)[0]
     at.button_group(key="mode").set_value("Sentences").run()
     assert at.text_area(key="sentences").value == "my own words"
     at.button_group(key="mode").set_value("Cross (two sentences)").run()
     assert at.text_area(key="target").value == "t1"
-    _assert_ok(at)
+    ui.assert_ok(at)
 
 
 # --------------------------------------------------------------------------- views
@@ -625,53 +567,53 @@ def test_mode_switch_keeps_every_text(at):
 
 def test_step_by_step_view(at):
     _causal_lab(at)
-    _open_view(at, "Step by step")
-    assert len(_titles(at)) == 6  # every stage beside its formula
+    ui.open_view(at, "Step by step")
+    assert len(ui.titles(at)) == 6  # every stage beside its formula
     at.number_input(key="cell_i").set_value(1).run()
-    _assert_ok(at)
+    ui.assert_ok(at)
     text = at.code[0].value
     assert "query i = 1 (1), key j = 0 (0)" in text
     assert "q_i · k_j = 0×1 + 1×2 + 0×3 = 2" in text
     assert "6. weight   0.176921 / 1.17692 = 0.150325" in text
     at.number_input(key="cell_i").set_value(0)
     at.number_input(key="cell_j").set_value(1).run()
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert "3. mask     blocked: M = −∞, logit = −∞" in at.code[0].value
     assert "6. weight" in at.code[0].value and at.code[0].value.endswith("= 0")
 
 
 def test_compare_view(at):
     _causal_lab(at)
-    _open_view(at, "Compare")
-    assert _titles(at) == ["A: current settings", "B: no masks", "A − B"]
-    a, b = _values(at, "A: current"), _values(at, "B: no masks")
+    ui.open_view(at, "Compare")
+    assert ui.titles(at) == ["A: current settings", "B: no masks", "A − B"]
+    a, b = ui.values(at, "A: current"), ui.values(at, "B: no masks")
     np.testing.assert_allclose(a, LAB_CAUSAL_WEIGHTS, atol=1e-5)
     np.testing.assert_allclose(b, [[0.150325, 0.849675]] * 2, atol=1e-5)
-    np.testing.assert_allclose(_values(at, "A − B"), a - b, atol=1e-6)
-    assert "Largest change of any weight: 0.849675." in _captions(at)
+    np.testing.assert_allclose(ui.values(at, "A − B"), a - b, atol=1e-6)
+    assert "Largest change of any weight: 0.849675." in ui.captions(at)
     at.button_group(key="compare").set_value("scale").run()
-    _assert_ok(at)
+    ui.assert_ok(at)
     raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T
     expected = _softmax(raw, np.tril(np.ones((2, 2), bool)))
-    np.testing.assert_allclose(_values(at, "B: unscaled"), expected, atol=1e-5)
+    np.testing.assert_allclose(ui.values(at, "B: unscaled"), expected, atol=1e-5)
     at.button_group(key="compare").set_value("score").run()
     at.radio(key="compare_score").set_value("concat").run()
-    _assert_ok(at)
-    assert _titles(at)[1] == "B: concat score"
+    ui.assert_ok(at)
+    assert ui.titles(at)[1] == "B: concat score"
     at.button_group(key="compare").set_value("mask_value").run()
-    _assert_ok(at)
-    assert "The two settings give the same weights here." in _captions(at)
+    ui.assert_ok(at)
+    assert "The two settings give the same weights here." in ui.captions(at)
 
 
 def test_compare_with_nothing_masked_adds_a_causal_mask(at):
-    _open_view(at, "Compare")  # padding on, but no key is padding: nothing is masked
-    assert _titles(at)[1] == "B: causal mask"
-    np.testing.assert_allclose(_values(at, "B: causal mask"), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+    ui.open_view(at, "Compare")  # padding on, but no key is padding: nothing is masked
+    assert ui.titles(at)[1] == "B: causal mask"
+    np.testing.assert_allclose(ui.values(at, "B: causal mask"), LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
 def test_row_statistics_view(at):
     _causal_lab(at)
-    _open_view(at, "Row statistics")
+    ui.open_view(at, "Row statistics")
     table = at.dataframe[0].value
     row = np.array([0.150325, 0.849675])
     np.testing.assert_allclose(table["entropy (bits)"], [0, _entropy_bits(row)], atol=1e-4)
@@ -701,7 +643,7 @@ def _csv(text: str) -> tuple[list[str], list[str], np.ndarray]:
 def test_download_view(at, monkeypatch):
     monkeypatch.setattr(app_test_module, "MediaFileManager", _RecordingFiles)
     _causal_lab(at)
-    _open_view(at, "Download")
+    ui.open_view(at, "Download")
     buttons = {b.label: b for b in at.get("download_button")}
     names = ("raw_scores", "scores", "mask", "masked_scores", "weights", "output")
     assert set(buttons) == {f"{n}.csv" for n in names} | {"Whole result (JSON)"}
@@ -729,7 +671,7 @@ def test_url_sets_the_controls_and_the_view():
     texts = {"q_text": "0 1 0\n1 0 0", "k_text": "1 2 3\n4 5 6", "v_text": "0 1 0\n1 0 1"}
     at.query_params.update(texts)  # a shared link carries all three boxes
     at.run(timeout=FIRST_RUN_TIMEOUT)
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert at.toggle(key="causal").value is True
     assert at.text_area(key="q_text").value == "0 1 0\n1 0 0"
     assert "q_i · k_j = 1×1 + 0×2 + 0×3 = 1" in at.code[0].value  # query 1 is now [1, 0, 0]
@@ -740,9 +682,9 @@ def test_url_restores_sentences():
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"mode": "Sentences", "sentences": "hello there\nhi"})
     at.run(timeout=FIRST_RUN_TIMEOUT)
-    _assert_ok(at)
+    ui.assert_ok(at)
     assert at.text_area(key="sentences").value == "hello there\nhi"
-    assert _ticks(_chart(at, "Attention weights"), "x") == ["hello", "there"]
+    assert ui.ticks(ui.chart(at, "Attention weights"), "x") == ["hello", "there"]
 
 
 def test_url_drops_long_texts(at):

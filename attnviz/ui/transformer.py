@@ -70,7 +70,7 @@ def multihead_panel(settings: AttentionSettings) -> None:
         "Way of attention",
         list(ATTENTION_WAYS),
         horizontal=True,
-        format_func=lambda w: ATTENTION_WAYS[w].title,
+        captions=[way.title for way in ATTENTION_WAYS.values()],
         **bound("way"),
     )
     encoded, heads = _way_inputs(way, settings.seed)
@@ -239,7 +239,7 @@ def _decoder_attention(result: DecoderResult, tokens: np.ndarray) -> None:
         ["self", "cross"],
         horizontal=True,
         **bound("dec_which"),
-        format_func={"self": "masked self-attention", "cross": "encoder–decoder"}.get,
+        captions=["masked self-attention", "encoder–decoder attention"],
     )
     weights = (result.self_attention if which == "self" else result.cross_attention)[layer][b]
     rows = [f"t{j}={tok}" for j, tok in enumerate(tokens[b])]

@@ -1,0 +1,72 @@
+"""Helpers for the AppTest tests: run the app, read its charts back as numbers."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).parents[1] / "app.py")
+FIRST_RUN_TIMEOUT = 180  # the first run imports TensorFlow (about 5 s, more on a busy box)
+
+
+def assert_ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def decode(data) -> np.ndarray:
+    """A plotly array as float64: plain (nested) lists, or plotly's typed `bdata` encoding."""
+    if isinstance(data, dict):
+        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+        shape = [int(n) for n in str(data.get("shape", len(flat))).split(",")]
+        return flat.reshape(shape).astype(np.float64)
+    return np.array(data, dtype=np.float64)  # None (a gap) becomes NaN
+
+
+def captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def specs(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [spec["layout"]["title"]["text"] for spec in specs(at)]
+
+
+def chart(at: AppTest, title: str) -> dict:
+    """The one chart whose title starts with `title`."""
+    found = [s for s in specs(at) if s["layout"]["title"]["text"].startswith(title)]
+    assert len(found) == 1, (title, titles(at))
+    return found[0]
+
+
+def values(at: AppTest, title: str) -> np.ndarray:
+    """Trace 0 of a heatmap: the values, NaN where the cell is drawn as blocked."""
+    return decode(chart(at, title)["data"][0]["z"])
+
+
+def weights(at: AppTest) -> np.ndarray:
+    """The attention weights chart; cells drawn as blocked hold weight 0."""
+    return np.nan_to_num(values(at, "Attention weights"), nan=0.0)
+
+
+def ticks(spec: dict, axis: str) -> list[str]:
+    """The visible tick labels of the key ("x") or query ("y") axis."""
+    return spec["layout"][f"{axis}axis2"]["ticktext"]
+
+
+def open_view(at: AppTest, name: str) -> None:
+    """Open a tab: AppTest cannot click one, so set the keyed tabs' state as a click does."""
+    at.session_state["view"] = name
+    at.run()
+    assert_ok(at)

@@ -1,0 +1,138 @@
+"""AppTest of the Multi-head and Decoder modes: every head, the three ways, the decoder stack."""
+
+from __future__ import annotations
+
+import app_support as ui
+import numpy as np
+import pytest
+from app_support import APP, FIRST_RUN_TIMEOUT
+from streamlit.testing.v1 import AppTest
+
+from attnviz import encode_sentences
+from attnviz.ways import compute_way
+
+
+def _open(mode: str, **params: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"mode": mode, **params})
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    ui.assert_ok(at)
+    return at
+
+
+def _heads(at: AppTest, prefix: str = "Head ") -> list[np.ndarray]:
+    """The weights of every head thumbnail (cells drawn as blocked hold weight 0)."""
+    found = [s for s in ui.specs(at) if s["layout"]["title"]["text"].startswith(prefix)]
+    thumbs = [s for s in found if "enlarged" not in s["layout"]["title"]["text"]]
+    return [np.nan_to_num(ui.decode(s["data"][0]["z"]), nan=0.0) for s in thumbs]
+
+
+def test_every_head_its_average_and_w_o():
+    at = _open("Multi-head")
+    heads = _heads(at)
+    assert len(heads) == 4  # the default: d_model 16, 4 heads
+    average = ui.values(at, "Average of the heads")
+    np.testing.assert_allclose(average, np.mean(heads, axis=0), atol=1e-6)
+    for head in heads:
+        np.testing.assert_allclose(head.sum(axis=1), 1, atol=1e-5)
+    assert ui.values(at, "Concatenated head outputs").shape[1] == 4 * 4  # H · Dv
+    assert ui.values(at, "Output = Concat").shape[1] == 16  # d_model
+    enlarged = np.nan_to_num(ui.values(at, "Head 0 (enlarged)"), nan=0.0)
+    np.testing.assert_allclose(enlarged, heads[0], atol=1e-7)
+
+
+def test_heads_match_the_package_for_the_same_seed():
+    at = _open("Multi-head", mh_h="2", seed="3")
+    enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=3)
+    expected = compute_way(
+        "bidirectional", enc.inputs, None, num_heads=2, source_padding_mask=enc.padding_mask, seed=3
+    )
+    for h, head in enumerate(_heads(at)):
+        np.testing.assert_allclose(head, expected.weights[0, h], atol=1e-5)
+
+
+def test_causal_way_blocks_the_future_in_every_head():
+    at = _open("Multi-head", way="causal")
+    for head in _heads(at):
+        np.testing.assert_array_equal(np.triu(head, k=1), 0)
+
+
+def test_cross_way_has_target_queries_and_source_keys():
+    at = _open("Multi-head", way="cross")
+    src = at.text_area(key="src_text").value.splitlines()[0].split()
+    tgt = at.text_area(key="target").value.splitlines()[0].split()
+    heads = _heads(at)
+    assert heads[0].shape[0] >= len(tgt) and heads[0].shape[1] >= len(src)
+    spec = ui.chart(at, "Head 0 (enlarged)")
+    assert ui.ticks(spec, "y")[: len(tgt)] == tgt and ui.ticks(spec, "x")[: len(src)] == src
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"mh_dmodel": "10", "mh_h": "4"}, "divisible"),
+        ({"mh_h": "16", "mh_dmodel": "8"}, "divisible"),
+    ],
+    ids=["10-by-4", "8-by-16"],
+)
+def test_heads_that_do_not_divide_d_model_are_explained(params, words):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"mode": "Multi-head", **params})
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception
+    assert any(words in e.value for e in at.error), ui.errors(at)
+    assert at.text_area(key="src_text").value  # the input is still there
+
+
+def test_mismatched_source_and_target_lines_in_cross():
+    at = _open("Multi-head", way="cross")
+    at.text_area(key="target").input("only one line").run()
+    assert not at.exception
+    assert any("paired by line" in e for e in ui.errors(at))
+
+
+def test_line_view_carries_the_enlarged_head():
+    at = _open("Multi-head")
+    frames = at.get("iframe")
+    assert frames, "the line view is drawn in an iframe"
+    assert "Hover a token" in str(frames[0].proto)
+
+
+def test_decoder_runs_the_tutorial_sizes():
+    at = _open("Decoder")
+    assert any("(64, 5, 512)" in s.value for s in at.success)
+    heads = _heads(at, "Layer 0 · head")
+    assert len(heads) == 8
+    for head in heads:
+        assert head.shape == (5, 5)
+        np.testing.assert_array_equal(np.triu(head, k=1), 0)  # look-ahead mask
+        np.testing.assert_allclose(head.sum(axis=1), 1, atol=1e-5)
+
+
+def test_decoder_cross_attention_and_other_layers():
+    at = _open(
+        "Decoder",
+        dec_batch="2",
+        dec_t="3",
+        dec_s="4",
+        dec_dmodel="16",
+        dec_h="2",
+        dec_dff="32",
+        dec_n="3",
+    )
+    assert any("(2, 3, 16)" in s.value for s in at.success)
+    at.radio(key="dec_which").set_value("cross").run()
+    at.number_input(key="dec_layer").set_value(2).run()
+    ui.assert_ok(at)
+    heads = _heads(at, "Layer 2 · head")
+    assert [h.shape for h in heads] == [(3, 4), (3, 4)]
+    for head in heads:
+        np.testing.assert_allclose(head.sum(axis=1), 1, atol=1e-5)
+
+
+def test_decoder_explains_heads_that_do_not_divide_d_model():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"mode": "Decoder", "dec_dmodel": "30", "dec_h": "4"})
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    assert not at.exception
+    assert any("divisible" in e for e in ui.errors(at))
