@@ -11,7 +11,6 @@ fixed time.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
 import shutil
@@ -25,6 +24,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -79,7 +79,9 @@ def browser_missing() -> str | None:
     """Why the browser tests cannot run here, or None if they can."""
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         return NO_CHROMIUM
-    if importlib.util.find_spec("playwright") is None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
         return NO_PLAYWRIGHT
     return None
 
@@ -121,7 +123,7 @@ def _wait_for_server(url: str, server: subprocess.Popen, log: Path) -> None:
     print(f"--- streamlit output ({log}) ---\n{output}")
     pytest.fail(
         f"Streamlit did not answer {url}/_stcore/health within {SERVER_START_SECONDS} s "
-        f"(exit code {server.poll()}). Its output:\n{output}",
+        f"(exit code {server.poll()}); its output is printed above and kept in {log}.",
         pytrace=False,
     )
 
@@ -148,7 +150,12 @@ def app_url(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     command += ["--server.headless", "true"]
     with log.open("wb") as out:
         server = subprocess.Popen(
-            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
         )
     try:
         _wait_for_server(url, server, log)
@@ -231,6 +238,14 @@ class App:
         """True when no script run is going on (Streamlit's status widget is gone)."""
         return self.page.locator('[data-testid="stStatusWidget"]').count() == 0
 
+    def location(self) -> str:
+        """The address bar now (`page.url` can lag behind Streamlit's history updates)."""
+        return self.page.evaluate("window.location.href")
+
+    def query(self) -> dict[str, list[str]]:
+        """The address bar's query parameters, decoded."""
+        return parse_qs(urlparse(self.location()).query)
+
     def chart_titles(self) -> list[str]:
         """The titles of the charts on the page, in page order."""
         return self.page.evaluate(_CHART_TITLES)
@@ -249,7 +264,10 @@ class App:
         self, expected: list[list[float]], title: str = "Attention weights"
     ) -> list[list[float]]:
         """Wait until the chart `title` shows `expected` (within 1e-5)."""
-        poll(lambda: close(self.weights(title), expected), f"{title} == {expected}")
+        try:
+            poll(lambda: close(self.weights(title), expected), f"{title!r} to show {expected}")
+        except AssertionError as err:
+            raise AssertionError(f"{err}; it shows {self.weights(title)}") from None
         return self.weights(title)
 
     def ticks(self, title: str) -> list[str]:
@@ -281,11 +299,11 @@ class App:
 
     def choose(self, group: str, option: str) -> None:
         """Pick an option of a radio group or segmented control by its label."""
-        radio = self.page.get_by_role("radiogroup", name=group).get_by_role(
-            "radio", name=option, exact=True
-        )
-        if radio.count() == 0:  # st.radio: the input is hidden, its label takes the click
-            radio = self.page.get_by_role("radiogroup", name=group).get_by_text(option, exact=True)
+        group_box = self.page.get_by_role("radiogroup", name=group)
+        option_radio = self.page.get_by_role("radio", name=option, exact=True)
+        radio = group_box.locator(option_radio)
+        if radio.evaluate("e => e.tagName") == "INPUT":  # st.radio: the label takes the click
+            radio = group_box.locator("label").filter(has=option_radio)
         radio.click()
 
     def select(self, label: str, option: str) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
@@ -56,12 +55,25 @@ def test_first_load_paints_the_heatmaps(app: App):
     assert page.locator(".js-plotly-plot .main-svg").count() >= 4  # drawn, not just mounted
     assert app.exceptions() == 0
     assert app.alerts() == []
-    assert close(app.weights(), NUMPY_LAB)
+    assert app.text(Q_LABEL) == "1 0 0\n0 1 0"  # the NumPy lab's matrices
+    causal = app.switch(CAUSAL).is_checked()
+    assert close(app.weights(), NUMPY_LAB_CAUSAL if causal else NUMPY_LAB)
     assert app.errors == []
+
+
+def test_first_visit_link_reopens_the_same_view(open_app):
+    first = open_app().open()
+    causal = first.switch(CAUSAL).is_checked()
+    weights = first.weights()
+    second = open_app().open(first.location())  # a reload or a shared first-visit link
+    assert second.switch(CAUSAL).is_checked() == causal
+    assert second.text(Q_LABEL) == first.text(Q_LABEL)
+    second.wait_for_weights(weights)
 
 
 def test_typed_matrices_and_a_preset_update_the_charts(app: App):
     app.open()
+    app.set_switch(CAUSAL, False)  # a first visit may start with the preset's causal mask
     q, k, v = [[2, 0], [0, 2]], [[1, 0], [0, 1], [1, 1]], [[1, 2], [3, 4], [5, 6]]
     for label, matrix in ((Q_LABEL, q), (K_LABEL, k), (V_LABEL, v)):
         app.type_text(label, "\n".join(" ".join(map(str, row)) for row in matrix))
@@ -81,20 +93,19 @@ def test_typed_matrices_and_a_preset_update_the_charts(app: App):
 
 def test_causal_toggle_changes_the_weights(app: App):
     app.open()
-    assert close(app.weights(), NUMPY_LAB)
+    app.set_switch(CAUSAL, False)  # a first visit may start with the preset's causal mask
+    app.wait_for_weights(NUMPY_LAB)
+    poll(lambda: "causal=" not in app.location(), "causal off in the URL")
     app.set_switch(CAUSAL, True)
     weights = app.wait_for_weights(NUMPY_LAB_CAUSAL)
     assert weights[0] == [1.0, 0.0]  # exact: the masked key gets nothing
-    assert "causal=true" in app.page.url
-    app.set_switch(CAUSAL, False)
-    app.wait_for_weights(NUMPY_LAB)
+    poll(lambda: "causal=true" in app.location(), "causal on in the URL")
 
 
 def test_sentences_show_padding_tokens_as_text(app: App):
     app.open()
     app.choose("Input", "Sentences")
-    area = app.page.get_by_label(SENTENCES, exact=True)
-    area.wait_for()
+    app.page.get_by_label(SENTENCES, exact=True).wait_for()
     app.type_text(SENTENCES, "The dog barked loudly today.\nHi there.")
     ticks = poll(lambda: "barked" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "sentence 0")
     assert "<pad>" not in ticks  # the longer sentence needs no padding
@@ -103,6 +114,8 @@ def test_sentences_show_padding_tokens_as_text(app: App):
     ticks = poll(lambda: "Hi" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "sentence 1")
     assert "<pad>" in ticks  # shown as text...
     assert app.page.locator(".js-plotly-plot pad").count() == 0  # ...not parsed as a tag
+    html = app.page.locator(".js-plotly-plot .xtick text, .js-plotly-plot .x2tick text")
+    assert "&lt;pad&gt;" in html.evaluate_all("ticks => ticks.map(t => t.innerHTML)")
     weights = np.asarray(app.weights())  # Hi there . <pad> <pad> <pad>
     assert weights.shape == (6, 6)
     np.testing.assert_allclose(weights[:, 3:], 0)  # the padding mask hides the pads
@@ -120,7 +133,7 @@ def test_compare_view_draws_a_b_and_their_difference(app: App):
     app.wait_for_weights(NUMPY_LAB, "B: no masks")
     diff = (np.asarray(NUMPY_LAB_CAUSAL) - np.asarray(NUMPY_LAB)).tolist()
     assert close(app.z("A − B"), diff)
-    assert "view=Compare" in app.page.url
+    assert "view=Compare" in app.location()
 
 
 def test_weights_csv_download(app: App):
@@ -145,20 +158,17 @@ def test_shared_url_reopens_the_same_view(open_app):
     first.set_switch(CAUSAL, True)
     first.choose("Score function", "general")
     first.type_text(Q_LABEL, "1 1 0\n0 1 1")
-    poll(
-        lambda: first.text(Q_LABEL) == "1 1 0\n0 1 1"
-        and "q_text=1+1+0" in first.page.url
-        and "score=general" in first.page.url
-        and first.weights() is not None
-        and first.weights()[0][1] == 0.0  # causal
-        and not close(first.weights(), NUMPY_LAB_CAUSAL),
-        "the new settings to apply",
-    )
-    first.wait_for_charts(4)
-    weights = first.weights()
-    url = first.page.url
-    query = parse_qs(urlparse(url).query)
-    assert query["causal"] == ["true"] and query["score"] == ["general"]
+    wanted = {"causal": ["true"], "score": ["general"], "q_text": ["1 1 0\n0 1 1"]}
+    poll(lambda: wanted.items() <= first.query().items(), f"{wanted} in the URL")
+    dot_scores = [[3, 9], [5, 11]]  # Q Kᵀ: what the dot score would give
+
+    def general_weights():
+        raw, weights = first.z("Raw scores"), first.weights()
+        drawn = raw is not None and len(raw) == 2 and not close(raw, dot_scores)
+        return drawn and weights and weights[0] == [1.0, 0.0] and weights
+
+    weights = poll(general_weights, "the general score's causal weights")
+    url = first.location()
 
     second = open_app().open(url)  # a new context: a fresh session with only the URL
     assert second.switch(CAUSAL).is_checked()
@@ -175,7 +185,11 @@ def test_bad_input_shows_its_message_and_the_page_keeps_working(app: App):
     app.open()
     app.type_text(Q_LABEL, "1 2\n3 x")
     alert = poll(lambda: " ".join(app.alerts()), "an error message")
-    assert "'x' is not a number" in alert and "Q" in alert
+    assert "row 2, column 2: 'x' is not a number" in alert
+    q_column = app.page.locator('[data-testid="stColumn"]').filter(
+        has=app.page.get_by_label(Q_LABEL, exact=True)
+    )
+    assert q_column.locator('[data-testid="stAlertContentError"]').count() == 1  # next to Q
     poll(lambda: not app.chart_titles(), "the charts to go")
     assert app.exceptions() == 0
     assert app.switch(CAUSAL).is_visible()  # the sidebar still works
@@ -187,8 +201,8 @@ def test_bad_input_shows_its_message_and_the_page_keeps_working(app: App):
     poll(lambda: app.alerts() == [], "the error message to go")
 
 
-def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(app: App):
-    app.open()
+def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
+    app = open_app().open()
     app.choose("Input", "Sentences")
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     attack = "<img src=x onerror=alert(1)>"
@@ -197,11 +211,21 @@ def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(app: App):
     app.wait_for_charts(4)
     assert {"<", "img", "src", "=", "x", "onerror", "alert", "(", "1", ")", ">"} <= set(ticks)
     assert app.text(SENTENCES) == attack
-    page = app.page
-    assert page.locator('img[src="x"]').count() == 0
-    assert page.evaluate("document.querySelectorAll('[onerror]').length") == 0
-    app.open_tab("Step by step")  # labels also appear in select boxes and code blocks
-    page.get_by_text("query i = 0 (<), key j = 0 (<)").wait_for()
-    assert page.locator('img[src="x"]').count() == 0
+    assert_harmless(app)
+    app.open_tab("Step by step")  # tokens also appear in captions and the arithmetic
+    app.page.locator('[data-testid="stCode"]').filter(has_text="(<)").first.wait_for()
+    assert_harmless(app)
+
+    poll(lambda: app.query().get("sentences") == [attack], "the sentence in the URL")
+    shared = open_app().open(app.location())  # the same text arriving by a link
+    assert shared.text(SENTENCES) == attack
+    poll(lambda: "onerror" in shared.ticks(WEIGHTS), "the tokens from the link")
+    assert_harmless(shared)
+
+
+def assert_harmless(app: App) -> None:
+    """No injected element, no dialog, no script error."""
+    assert app.page.locator('img[src="x"]').count() == 0
+    assert app.page.evaluate("document.querySelectorAll('[onerror]').length") == 0
     assert app.dialogs == []
     assert app.errors == []
