@@ -514,6 +514,7 @@ def difference_heatmap(
     row_title: str = "query",
     col_title: str = "key",
     max_side: int = MAX_SIDE,
+    annotate: bool = True,
 ) -> go.Figure:
     """A diverging heatmap of `a - b` (for example weights with and without a mask).
 
@@ -524,7 +525,8 @@ def difference_heatmap(
     Args:
         a: `(T, S)` numbers.
         b: `(T, S)` numbers.
-        row_labels, col_labels, title, row_title, col_title, max_side: as for `heatmap`.
+        row_labels, col_labels, title, row_title, col_title, max_side, annotate: as for
+            `heatmap`.
         blocked: `(T, S)` bool, True = blocked.
 
     Returns:
@@ -550,4 +552,5 @@ def difference_heatmap(
         row_title=row_title,
         col_title=col_title,
         max_side=max_side,
+        annotate=annotate,
     )

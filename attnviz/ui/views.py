@@ -356,7 +356,8 @@ def compare_view(
         return
     b = int(st.session_state.get("seq", 0))
     a, bb = view.result, result_b.item(b)
-    common = {"row_labels": view.rows, "col_labels": view.cols}
+    # three charts side by side: cell numbers only while they fit
+    common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}
     columns = st.columns(3)
     with columns[0]:
         _chart(
