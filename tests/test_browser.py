@@ -229,3 +229,30 @@ def assert_harmless(app: App) -> None:
     assert app.page.evaluate("document.querySelectorAll('[onerror]').length") == 0
     assert app.dialogs == []
     assert app.errors == []
+
+
+def test_multihead_grid_and_line_view_hover(app: App):
+    """Issue 5's views in a real browser: every head, the enlarged head, and the line view,
+    where hovering a query token leaves only that token's lines visible."""
+    app.open(f"{app.url}/?mode=Multi-head&mh_h=2", charts=6)
+    titles = app.chart_titles()
+    assert {"Head 0", "Head 1", "Head 0 (enlarged)", "Average of the heads"} <= set(titles)
+    head0 = np.array(app.weights("Head 0"), dtype=float)
+    average = np.array(app.weights("Average of the heads"), dtype=float)
+    head1 = np.array(app.weights("Head 1"), dtype=float)
+    assert np.allclose(average, (head0 + head1) / 2, atol=1e-5)
+    frame = poll(
+        lambda: (
+            app.page.frame_locator("iframe").first.locator("svg text").count()
+            and app.page.frame_locator("iframe").first
+        ),
+        "the line view",
+    )
+    texts = frame.locator("svg text")
+    lines = frame.locator("svg line")
+    total = lines.count()
+    assert total > 0
+    texts.first.hover()  # the first query token
+    visible = poll(lambda: frame.locator("svg line:visible").count() or None, "hover")
+    assert 0 < visible < total  # only this token's lines remain
+    assert app.dialogs == [] and app.errors == []
