@@ -145,19 +145,27 @@ def heatmap(
     max_side = check_int(max_side, "max_side", low=1)
     grid = pool_matrix(values, blocked, max_side=max_side, rule=style.rule)
     names = (_escape(row_title), _escape(style.col_title if col_title is None else col_title))
-    fig = go.Figure(_value_trace(grid, style, kind, names, annotate))
+    traces = [_value_trace(grid, style, kind, names, annotate)]
     if grid.blocked.any():
-        fig.add_trace(_blocked_trace(grid, names, _escape(blocked_label)))
-    fig.add_trace(_label_axes_trace())
+        traces.append(_blocked_trace(grid, names, _escape(blocked_label)))
+    traces.append(_label_axes_trace())
     note = _overview_note(grid, style) if grid.is_overview else ""
-    fig.update_layout(
-        _base_layout(_escape(title) + note, len(grid.row_edges) - 1, bool(note)),
+    layout = _base_layout(_escape(title) + note, len(grid.row_edges) - 1, bool(note)) | dict(
         xaxis=_data_axis(_cell_names(cols, grid.col_edges)),
         yaxis=_data_axis(_cell_names(rows, grid.row_edges), reverse=True),
         xaxis2=_label_axis(cols, values.shape[1], names[1], "x"),
         yaxis2=_label_axis(rows, values.shape[0], names[0], "y"),
     )
-    return fig
+    return _figure(traces, layout)
+
+
+def _figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
+    """A `go.Figure` of traces and layout built here, skipping plotly's validation.
+
+    Validating a figure's every property costs plotly ~15 ms per heatmap; the page draws six of
+    them on every click. The tests check the figures these functions build.
+    """
+    return go.Figure(data=traces, layout=layout, _validate=False)
 
 
 def _prepare_matrix(matrix: Any, blocked: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -269,12 +277,13 @@ def _cell_names(labels: list[str] | None, edges: np.ndarray) -> tuple[np.ndarray
 
 def _value_trace(
     grid: PooledMatrix, style: _Kind, kind: str, names: tuple[str, str], annotate: bool
-) -> go.Heatmap:
+) -> dict[str, Any]:
     """The coloured cells; blocked cells are NaN gaps without hover."""
     what = style.pooled_name if grid.is_overview else style.value_name
     value = "" if kind == "mask" else " %{z:.6~g}"
     hover = f"{names[0]} %{{y}}<br>{names[1]} %{{x}}<br>{what}{value}<extra></extra>"
-    trace = go.Heatmap(
+    trace = dict(
+        type="heatmap",
         z=grid.values,
         x=grid.col_edges - 0.5,  # (C + 1,) cell edges
         y=grid.row_edges - 0.5,  # (R + 1,)
@@ -313,10 +322,11 @@ def _cell_text(z: np.ndarray) -> list[list[str]]:
     return [["" if math.isnan(v) else f"{v:.3g}" for v in row] for row in z.tolist()]
 
 
-def _blocked_trace(grid: PooledMatrix, names: tuple[str, str], label: str) -> go.Heatmap:
+def _blocked_trace(grid: PooledMatrix, names: tuple[str, str], label: str) -> dict[str, Any]:
     """Grey cells over the blocked cells only (NaN elsewhere), with "✕" in small matrices."""
     what = f"all cells {label}" if grid.is_overview else label
-    trace = go.Heatmap(
+    trace = dict(
+        type="heatmap",
         z=np.where(grid.blocked, 1.0, np.nan).astype(np.float32),
         x=grid.col_edges - 0.5,
         y=grid.row_edges - 0.5,
@@ -404,10 +414,17 @@ def _tick_labels(labels: list[str] | None, n: int) -> dict[str, Any]:
     )
 
 
-def _label_axes_trace() -> go.Scatter:
+def _label_axes_trace() -> dict[str, Any]:
     """An empty trace on the overlay axes: plotly draws only axes that some trace uses."""
-    return go.Scatter(
-        x=[], y=[], xaxis="x2", yaxis="y2", mode="markers", hoverinfo="skip", showlegend=False
+    return dict(
+        type="scatter",
+        x=[],
+        y=[],
+        xaxis="x2",
+        yaxis="y2",
+        mode="markers",
+        hoverinfo="skip",
+        showlegend=False,
     )
 
 
@@ -457,27 +474,27 @@ def focus_row(
     labels = _labels(col_labels, row.size, "col_labels")
     names = [str(i) if labels is None else f"{i}: {labels[i]}" for i in range(row.size)]
     axis_title = _escape(style.col_title if col_title is None else col_title)
-    fig = go.Figure(_allowed_bars(row, ~blocked[0], names, style, kind, axis_title))
+    traces = [_allowed_bars(row, ~blocked[0], names, style, kind, axis_title)]
     if blocked.any():
-        fig.add_trace(_blocked_bars(np.flatnonzero(blocked[0]), names, axis_title))
-    fig.update_layout(
-        _base_layout(_escape(title), 0, False),
+        traces.append(_blocked_bars(np.flatnonzero(blocked[0]), names, axis_title))
+    layout = _base_layout(_escape(title), 0, False) | dict(
         hovermode="x",
         bargap=0.1,
         xaxis=dict(title=dict(text=axis_title), showgrid=False, **_tick_labels(labels, row.size)),
         yaxis=dict(title=dict(text=style.value_name), rangemode="tozero", zeroline=True),
     )
-    return fig
+    return _figure(traces, layout)
 
 
 def _allowed_bars(
     row: np.ndarray, allowed: np.ndarray, names: list[str], style: _Kind, kind: str, axis: str
-) -> go.Bar:
+) -> dict[str, Any]:
     """Bars of the allowed keys, coloured like the heatmap."""
     keys = np.flatnonzero(allowed)
     span = _color_range(kind, row[keys])
     shares = (row[keys] - span["zmin"]) / (span["zmax"] - span["zmin"])  # (K,) in [0, 1]
-    return go.Bar(
+    return dict(
+        type="bar",
         x=keys,
         y=row[keys],
         customdata=[names[k] for k in keys],
@@ -488,9 +505,10 @@ def _allowed_bars(
     )
 
 
-def _blocked_bars(keys: np.ndarray, names: list[str], axis: str) -> go.Bar:
+def _blocked_bars(keys: np.ndarray, names: list[str], axis: str) -> dict[str, Any]:
     """Grey zero-height bars of the blocked keys, marked "✕" for short rows."""
-    return go.Bar(
+    return dict(
+        type="bar",
         x=keys,
         y=np.zeros(keys.size),
         customdata=[names[k] for k in keys],
