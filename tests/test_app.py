@@ -32,7 +32,14 @@ NUMPY_LAB = {  # assets/presets/01_numpy_lab.json, the app's first-visit matrice
 }
 LAB_CAUSAL_WEIGHTS = [[1, 0], [0.150325, 0.849675]]
 LAB_CAUSAL_OUTPUT = [[0, 1, 0], [0.849675, 0.150325, 0.849675]]
-TITLES = ("Raw scores", "Scaled scores", "Attention weights", "Output (context vectors)")
+TITLES = (  # always all six stages, so the layout stays put as controls change
+    "Raw scores",
+    "Scaled scores",
+    "Mask (allowed keys)",
+    "Masked scores (what softmax sees)",
+    "Attention weights",
+    "Output (context vectors)",
+)
 PRESETS = sorted(p.stem for p in (Path(APP).parent / "assets" / "presets").glob("*.json"))
 TWO_SENTENCES = "The cat sat on the mat .\nIt slept ."  # 7 and 3 tokens
 
@@ -93,14 +100,7 @@ def test_first_load_draws_the_numpy_lab(fresh):
     at = fresh
     # a new visitor starts on the NumPy lab preset, its causal mask included
     assert at.toggle(key="causal").value is True
-    assert [t.split(" (×")[0] for t in ui.titles(at)] == [
-        "Raw scores",
-        "Scaled scores",
-        "Mask (allowed keys)",
-        "Masked scores (what softmax sees)",
-        "Attention weights",
-        "Output (context vectors)",
-    ]
+    assert [t.split(" (×")[0] for t in ui.titles(at)] == list(TITLES)
     q, k = np.array(NUMPY_LAB["q"]), np.array(NUMPY_LAB["k"])
     np.testing.assert_allclose(ui.values(at, "Raw scores"), q @ k.T)  # (T, D) x (D, S) -> (T, S)
     np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-6)
@@ -121,7 +121,7 @@ def test_numpy_lab_with_causal_mask(at):
     assert np.isnan(ui.decode(weights["data"][0]["z"])[0, 1])  # the future key is not coloured
     np.testing.assert_array_equal(ui.decode(weights["data"][1]["z"]), [[np.nan, 1], [np.nan] * 2])
     np.testing.assert_array_equal(ui.values(at, "Mask (allowed"), [[1, np.nan], [1, 1]])
-    assert len(ui.titles(at)) == 6  # the mask and the masked scores appear once a key is blocked
+    assert len(ui.titles(at)) == 6
 
 
 def test_numpy_lab_preset_switches_causal_on(at):
@@ -217,7 +217,7 @@ def test_preset_forgets_the_previous_presets_padding(at):
 def test_scale_off_uses_raw_scores(at):
     at.toggle(key="scale").set_value(False).run()
     ui.assert_ok(at)
-    assert "Scaled scores" not in " ".join(ui.titles(at))
+    assert "Scaled scores (scaling off: × 1)" in ui.titles(at)
     assert "Scaling is off: the scaled scores equal the raw scores." in ui.captions(at)
     raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T  # (T, D) x (D, S) -> (T, S)
     np.testing.assert_allclose(ui.values(at, "Raw scores"), raw)

@@ -129,7 +129,12 @@ def stage_figures(view: SequenceView) -> dict[str, object]:
     return {
         "raw scores": figures.heatmap(r.raw_scores, kind="signed", title="Raw scores", **common),
         "scaled scores": figures.heatmap(
-            r.scores, kind="signed", title=f"Scaled scores (× {r.scale_factor:.4g})", **common
+            r.scores,
+            kind="signed",
+            title=f"Scaled scores (× {r.scale_factor:.4g})"
+            if r.settings.scale
+            else "Scaled scores (scaling off: × 1)",
+            **common,
         ),
         "mask": figures.heatmap(
             r.mask.astype(float),
@@ -168,14 +173,13 @@ def stage_figures(view: SequenceView) -> dict[str, object]:
 
 def heatmaps_view(view: SequenceView) -> None:
     """Every stage as a heatmap, two per row."""
-    figs = stage_figures(view)
+    figs = stage_figures(view)  # always all six: the page keeps its layout as controls change
+    notes = []
     if not view.result.settings.scale:
-        figs.pop("scaled scores")
-        st.caption("Scaling is off: the scaled scores equal the raw scores.")
+        notes.append("Scaling is off: the scaled scores equal the raw scores.")
     if view.result.mask.all():
-        figs.pop("mask")
-        figs.pop("masked scores")
-        st.caption("No mask is active: every query may attend every key.")
+        notes.append("No mask is active: every query may attend every key.")
+    st.caption(" ".join(notes) or "Each stage of softmax(score(Q, K)/√Dk + M)·V, in order.")
     names = list(figs)
     for start in range(0, len(names), 2):
         columns = st.columns(2)
