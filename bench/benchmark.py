@@ -1,0 +1,113 @@
+"""attnviz benchmark: every figure beside its baseline, measured in the same run.
+
+    /work/venv/bin/python bench/benchmark.py [--quick] [--only backend,app,memory,load]
+
+Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
+numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app), memory
+(server RSS over 500 reruns) and load (20 concurrent browser sessions). Prints the machine, then
+one table per section, and saves everything printed to bench/results/latest.txt (quick runs:
+bench/results/quick.txt). Every server it starts is stopped at exit, also on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path[:0] = [str(BENCH), str(BENCH.parent)]  # bench modules, then the attnviz package
+
+import servers  # noqa: E402  (registers the clean-up at exit)
+from pages import CHROMIUM  # noqa: E402
+from report import Figure, machine_lines, table  # noqa: E402
+
+SECTIONS = ("backend", "app", "memory", "load")
+TITLES = {
+    "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
+    "app": "2. App in headless Chromium vs the floor app (bench/floor_app.py)",
+    "memory": "3. Memory: server RSS over reruns with changing sizes",
+    "load": "4. Load: concurrent browser sessions, each with its own seed",
+}
+
+
+class Output:
+    """Prints and keeps every line, to save the whole report at the end."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, text: str = "") -> None:
+        print(text, flush=True)
+        self.lines.append(text)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
+    )
+    args = parser.parse_args(argv)
+    args.only = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(args.only) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(SECTIONS)}")
+    return args
+
+
+def _runner(section: str) -> Callable[[bool], list[Figure]]:
+    if section == "backend":
+        import backend_bench
+
+        return backend_bench.run
+    if section == "app":
+        import app_bench
+
+        return lambda quick: asyncio.run(app_bench.run(quick))
+    if section == "memory":
+        import memory_bench
+
+        return lambda quick: asyncio.run(memory_bench.run(quick))
+    import load_bench
+
+    return lambda quick: asyncio.run(load_bench.run(quick))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the chosen sections; 0 if all ran (targets met or not), 1 if a section failed."""
+    args = _parse(argv)
+    out = Output()
+    out(f"attnviz benchmark{' (--quick)' if args.quick else ''}: {', '.join(args.only)}")
+    for line in machine_lines(CHROMIUM):
+        out(f"  {line}")
+    failed = []
+    for section in [s for s in SECTIONS if s in args.only]:
+        start = time.monotonic()
+        out()
+        try:
+            figures = _runner(section)(args.quick)
+        except Exception:  # noqa: BLE001 - report the failure, go on with the next section
+            failed.append(section)
+            out(f"{TITLES[section]}\nFAILED:\n{traceback.format_exc()}")
+        else:
+            out(table(TITLES[section], figures))
+        finally:
+            servers.stop_all()
+        out(f"({section}: {time.monotonic() - start:.0f} s)")
+    saved = BENCH / "results" / ("quick.txt" if args.quick else "latest.txt")
+    out(f"\nsaved to {saved.relative_to(BENCH.parent)}; server logs in {servers.LOG_DIR}")
+    out.save(saved)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

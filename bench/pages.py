@@ -1,0 +1,182 @@
+"""The browser side of the benchmark: headless Chromium through Playwright, and the JavaScript
+that times a repaint inside the page.
+
+Times are taken in the page (`performance.now()`), not in Python: a click is stamped by a
+capturing listener when the browser dispatches it, and a chart counts as repainted in the first
+animation frame in which it holds the new data and its heatmap image is drawn. So neither
+Playwright's round trips nor its actionability checks are counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1400, "height": 1000}
+WEIGHTS = "Attention weights"
+CAUSAL = "Causal (look-ahead) mask"
+
+# The first plotly chart whose title (as the user reads it) starts with `title`, or null. Large
+# matrices' titles go on with a second line ("overview: each cell summarises ...").
+_FIND = """(title) => {
+  for (const div of document.querySelectorAll('.js-plotly-plot')) {
+    const t = div.querySelector('.gtitle');
+    if (t && t.textContent.trim().startsWith(title) && div._fullData) return div;
+  }
+  return null;
+}"""
+
+# A short fingerprint of a drawn heatmap: traces, shape and a weighted sum of its finite cells;
+# null until the chart exists and its heatmap image is painted.
+SIGNATURE = (
+    "(title) => { const div = (" + _FIND + ")(title);"
+    " if (!div || !div._fullData.length || !div.querySelector('.heatmaplayer image')) return null;"
+    " const z = div._fullData[0].z; if (!z || !z.length) return null;"
+    " let sum = 0, n = 0;"
+    " for (let i = 0; i < z.length; i++) { const row = z[i];"
+    "  for (let j = 0; j < row.length; j++) { const x = row[j];"
+    "   if (Number.isFinite(x)) { sum += x * (((i * 7 + j * 13) % 101) + 1); n++; } } }"
+    " return `${div._fullData.length}|${z.length}x${z[0].length}|${n}|${sum.toPrecision(12)}`; }"
+)
+
+# Stamp the next click or Enter key the page receives (capturing: before any handler runs).
+ARM = """() => {
+  window.__bench = {t0: null};
+  const mark = () => { if (window.__bench.t0 === null) window.__bench.t0 = performance.now(); };
+  document.addEventListener('click', mark, {capture: true, once: true});
+  document.addEventListener('keydown', (e) => { if (e.key === 'Enter') mark(); },
+                            {capture: true});
+}"""
+
+# Resolve with the milliseconds from the stamped event to the first animation frame in which the
+# chart `title` shows a signature other than `before`; -1 on timeout, -2 if nothing was stamped.
+WAIT_REPAINT = (
+    "({title, before, timeoutMs}) => new Promise((resolve) => {"
+    " const signature = " + SIGNATURE + "; const start = performance.now();"
+    " const tick = () => { const now = performance.now(); const s = signature(title);"
+    "  if (s !== null && s !== before) {"
+    "   resolve(window.__bench.t0 === null ? -2 : now - window.__bench.t0); return; }"
+    "  if (now - start > timeoutMs) { resolve(-1); return; }"
+    "  requestAnimationFrame(tick); };"
+    " requestAnimationFrame(tick); })"
+)
+
+# Epoch milliseconds of the first animation frame with a painted plotly heatmap, or null.
+FIRST_HEATMAP = """() => document.querySelector('.js-plotly-plot .heatmaplayer image')
+  ? performance.timeOrigin + performance.now() : null"""
+
+# True when the page shows no script run going on.
+IDLE = """() => !document.querySelector('[data-testid="stStatusWidget"]')"""
+
+CHART_TITLES = """() => Array.from(document.querySelectorAll('.js-plotly-plot .gtitle'),
+  (e) => e.textContent.trim())"""
+
+PROBLEMS = """() => ({
+  exceptions: document.querySelectorAll('[data-testid="stException"]').length,
+  errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]'),
+                     (e) => e.innerText.slice(0, 200)),
+})"""
+
+
+async def launch_browser(playwright: Any) -> Any:
+    """Debian's Chromium, headless (never a downloaded browser)."""
+    return await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+
+
+async def new_page(browser: Any, timeout_s: float = 120) -> Any:
+    """A page in a fresh context: its own cookies, cache and Streamlit session."""
+    context = await browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(timeout_s * 1000)
+    return await context.new_page()
+
+
+async def signature(page: Any, title: str = WEIGHTS) -> str | None:
+    """The fingerprint of the chart `title` now (None until it is painted)."""
+    return await page.evaluate(SIGNATURE, title)
+
+
+class RunWatcher:
+    """Counts the script runs a page's server finished, from the messages on its websocket."""
+
+    def __init__(self, page: Any) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self._parse = ForwardMsg.FromString
+        self._ok = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
+        self.finished = 0  # runs that finished successfully
+        self.other = 0  # runs that ended otherwise (interrupted, compile error)
+        self.exceptions = 0  # exception elements the script sent (tracebacks)
+        page.on("websocket", lambda ws: ws.on("framereceived", self._on_frame))
+
+    def _on_frame(self, payload: Any) -> None:
+        if not isinstance(payload, bytes | bytearray):
+            return
+        msg = self._parse(bytes(payload))
+        kind = msg.WhichOneof("type")
+        if kind == "script_finished":
+            if msg.script_finished == self._ok:
+                self.finished += 1
+            else:
+                self.other += 1
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            self.exceptions += msg.delta.new_element.WhichOneof("type") == "exception"
+
+    async def wait_for(self, count: int, timeout_s: float = 120) -> None:
+        """Wait until `count` runs have finished successfully."""
+        deadline = time.monotonic() + timeout_s
+        while self.finished < count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"run {count} did not finish within {timeout_s} s")
+            await asyncio.sleep(0.02)
+
+
+async def settle(page: Any, watcher: RunWatcher, runs: int, timeout_s: float = 120) -> int:
+    """Wait until `runs` runs have finished and the page shows none going on; returns how many
+    plotly charts the page then shows."""
+    await watcher.wait_for(runs, timeout_s)
+    await page.wait_for_function(IDLE, polling=50, timeout=timeout_s * 1000)
+    return len(await chart_titles(page))
+
+
+async def timed_toggle(page: Any, label: str = CAUSAL, timeout_s: float = 120) -> float:
+    """Click the toggle `label`; milliseconds until the weights chart is repainted with new data.
+
+    Raises:
+        RuntimeError: if the chart does not change within `timeout_s`.
+    """
+    before = await signature(page)
+    await page.evaluate(ARM)
+    await toggle(page, label)
+    args = {"title": WEIGHTS, "before": before, "timeoutMs": timeout_s * 1000}
+    elapsed = await page.evaluate(WAIT_REPAINT, args)
+    if elapsed < 0:
+        why = "no click was seen" if elapsed == -2 else f"no repaint within {timeout_s} s"
+        raise RuntimeError(f"{label!r} on {page.url}: {why}")
+    return float(elapsed)
+
+
+async def toggle(page: Any, label: str = CAUSAL) -> None:
+    """Click a Streamlit toggle by its label (the input itself is covered by its label)."""
+    switch = page.get_by_role("switch", name=label, exact=True)
+    await page.locator("label").filter(has=switch).click()
+
+
+async def chart_titles(page: Any) -> list[str]:
+    """The titles of the plotly charts on the page, in page order."""
+    return await page.evaluate(CHART_TITLES)
+
+
+async def close_page(page: Any) -> None:
+    """Close a page's whole context (ends its Streamlit session)."""
+    await page.context.close()

@@ -1,0 +1,163 @@
+"""Streamlit servers for the benchmark: start, wait until healthy, read their memory, stop.
+
+Every server started here is registered and stopped at exit, on Ctrl-C and on SIGTERM, so a
+failed or interrupted run leaves nothing behind. The floor app runs with the same server
+settings as attnviz (read from the repository's `.streamlit/config.toml`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+START_SECONDS = 120  # most time a server may take to answer its health check
+LOG_DIR = Path(tempfile.mkdtemp(prefix="attnviz-bench-"))
+_RUNNING: list[Server] = []
+
+
+@dataclass
+class Server:
+    """One `streamlit run` process."""
+
+    name: str  # "attnviz" or "floor"
+    process: subprocess.Popen  # the Python process running Streamlit
+    url: str  # http://127.0.0.1:<port>
+    log: Path  # its stdout and stderr
+    launched: float  # time.time() just before the process was launched
+    healthy: float = field(default=0.0)  # time.time() when /_stcore/health first answered "ok"
+
+    def rss_mb(self) -> float:
+        """Resident memory of the server process now, in MB (VmRSS)."""
+        return _status_kb(self.process.pid, "VmRSS") / 1024
+
+    def peak_rss_mb(self) -> float:
+        """Highest resident memory of the server process so far, in MB (VmHWM)."""
+        return _status_kb(self.process.pid, "VmHWM") / 1024
+
+    def died(self) -> bool:
+        """True if the process ended without `stop` (another program stopped or killed it)."""
+        return self.process.poll() is not None and self in _RUNNING
+
+    def stop(self) -> None:
+        """Terminate the process (kill it after 10 s) and forget it."""
+        if self in _RUNNING:
+            _RUNNING.remove(self)
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+def _status_kb(pid: int, field_name: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field_name + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"/proc/{pid}/status has no {field_name}")
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def config_flags(path: Path = ROOT / ".streamlit" / "config.toml") -> list[str]:
+    """attnviz's Streamlit settings as command-line flags, to give the floor app the same ones."""
+    config = tomllib.loads(path.read_text(encoding="utf-8"))
+    flags = []
+    for section, options in config.items():
+        for option, value in options.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            flags += [f"--{section}.{option}", text]
+    return flags
+
+
+def start(name: str) -> Server:
+    """Launch the attnviz app (`name="attnviz"`, from the repository root) or the floor app
+    (`name="floor"`, from `bench/`) on a free port; returns at once (see `wait_healthy`)."""
+    port = free_port()
+    script, cwd = ("app.py", ROOT) if name == "attnviz" else ("floor_app.py", BENCH)
+    command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
+    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    if name != "attnviz":
+        command += config_flags()
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
+    log = LOG_DIR / f"{name}-{port}.log"
+    launched = time.time()
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C reaches the benchmark, which stops the server
+        )
+    server = Server(name, process, f"http://127.0.0.1:{port}", log, launched)
+    _RUNNING.append(server)
+    return server
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().decode().strip() == "ok"
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def wait_healthy(server: Server) -> Server:
+    """Poll `/_stcore/health` every 50 ms; record when it first answered."""
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if _healthy(server.url):
+            server.healthy = time.time()
+            return server
+        if server.process.poll() is not None:
+            break
+        time.sleep(0.05)
+    tail = server.log.read_text(errors="replace")[-3000:]
+    server.stop()
+    raise RuntimeError(f"{server.name} server did not become healthy; its log ends:\n{tail}")
+
+
+def launch(name: str) -> Server:
+    """Start a server and wait until it is healthy."""
+    return wait_healthy(start(name))
+
+
+def died() -> list[str]:
+    """Names of the servers that ended without being stopped here."""
+    return [server.name for server in _RUNNING if server.died()]
+
+
+def stop_all() -> None:
+    """Stop every server still running (at exit, on Ctrl-C, on errors)."""
+    for server in list(_RUNNING):
+        server.stop()
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds through `finally` blocks, then atexit
+
+
+atexit.register(stop_all)
+signal.signal(signal.SIGTERM, _on_sigterm)
