@@ -1,0 +1,60 @@
+"""The project's own promises: CI runs exactly the README's test command; pins are pins."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+
+
+def _readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```bash\n(.+?)\n```", text)
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    commands = _readme_commands()
+    tests = [c for c in commands if "pytest" in c]
+    assert len(tests) == 1, commands
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert tests[0] in ci
+
+
+def test_readme_start_command_installs_and_runs_the_app():
+    start = [c for c in _readme_commands() if "streamlit run app.py" in c]
+    assert len(start) == 1 and "requirements.txt" in start[0]
+
+
+def test_runtime_requirements_are_pinned_and_cpu_only():
+    lines = [
+        line.split("#")[0].strip()
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line.split("#")[0].strip()
+    ]
+    assert lines and all("==" in line for line in lines), lines
+    assert any(line.startswith("tensorflow-cpu==") for line in lines)
+
+
+def test_streamlit_config_sets_deliberate_limits():
+    config = (ROOT / ".streamlit" / "config.toml").read_text()
+    for setting in (
+        "maxUploadSize",
+        "maxMessageSize",
+        "gatherUsageStats = false",
+        'fileWatcherType = "none"',
+        'showErrorDetails = "none"',
+    ):
+        assert setting in config, setting
+
+
+def test_no_unsafe_calls_in_the_package():
+    for path in (ROOT / "attnviz").rglob("*.py"):
+        code = path.read_text(encoding="utf-8")
+        for banned in (
+            "eval(",
+            "exec(",
+            "pickle.load",
+            "allow_pickle=True",
+            "unsafe_allow_html=True",
+            "shell=True",
+        ):
+            assert banned not in code, f"{banned} in {path.name}"
