@@ -1,0 +1,57 @@
+"""Take the README screenshots of the running app in headless Chromium.
+
+Usage: start the app (`streamlit run app.py --server.port 8601`), then
+`python assets/screenshots/take_screenshots.py [http://127.0.0.1:8601]`.
+Each shot opens a shared URL (the app keeps its settings in the URL), waits for the charts
+and saves a PNG beside this file.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+HERE = Path(__file__).parent
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = {  # file name: (URL query, page height)
+    "heatmaps": ("", 1900),
+    "step_by_step": ("?view=Step+by+step&cell_i=1", 1500),
+    "compare": (
+        "?pad_keys_0=0&compare=%E2%88%92%E2%88%9E+%2F+%E2%88%921e9"
+        "&view=Compare&causal=true&mask_value=-1e9"
+        "&q_text=1+0%0A0+1%0A1+1&k_text=1+0%0A0+1%0A1+1&v_text=1+0%0A0+1%0A1+1",
+        1200,
+    ),
+    "sentences": ("?mode=Sentences&seq=1&causal=true", 1700),
+    "multihead": ("?mode=Multi-head&way=causal", 1900),
+    "decoder": ("?mode=Decoder", 1300),
+}
+
+
+def take(base: str) -> None:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        for name, (query, height) in SHOTS.items():
+            page = browser.new_page(viewport={"width": 1400, "height": height})
+            page.goto(base + "/" + query)
+            page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+            page.wait_for_selector(
+                '[data-testid="stStatusWidget"]', state="detached", timeout=60_000
+            )
+            time.sleep(2)  # let plotly finish its transitions
+            page.screenshot(path=HERE / f"{name}.png")
+            page.close()
+        browser.close()
+
+
+if __name__ == "__main__":
+    take(sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8601")
