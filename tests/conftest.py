@@ -12,6 +12,9 @@ TESTS = str(Path(__file__).parent)
 if TESTS not in sys.path:  # pytest's default import mode does this too; importlib mode does not
     sys.path.insert(0, TESTS)
 
+# The browser fixtures, registered once so the session has one Chromium and one Playwright.
+pytest_plugins = ["browser_support"]
+
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):

@@ -11,16 +11,7 @@ import io
 
 import numpy as np
 import pytest
-from browser_support import (  # noqa: F401 - pytest fixtures are used by name
-    App,
-    app,
-    app_url,
-    browser,
-    chromium_path,
-    close,
-    open_app,
-    poll,
-)
+from browser_support import App, close, poll  # fixtures come from conftest's pytest_plugins
 
 pytestmark = pytest.mark.browser
 

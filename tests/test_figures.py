@@ -22,7 +22,6 @@ from attnviz.figures import (
 
 REPO = Path(__file__).parent.parent
 XSS = "<img src=x onerror=alert(1)>"
-CHROMIUM = Path("/usr/bin/chromium")
 
 
 def _scale(trace) -> list[list]:
@@ -463,9 +462,8 @@ def test_module_needs_neither_streamlit_nor_tensorflow():
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
-def test_browser_hover_shows_labels_and_escaped_text(tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_browser_hover_shows_labels_and_escaped_text(tmp_path, browser):
+    """In Chromium (the session's shared browser): hover names and escaped labels."""
     fig = heatmap(
         [[0.5, 0.5], [0.25, 0.75]],
         row_labels=["the", XSS],
@@ -475,9 +473,9 @@ def test_browser_hover_shows_labels_and_escaped_text(tmp_path):
     )
     page_html = tmp_path / "figure.html"
     page_html.write_text(fig.to_html(include_plotlyjs=True, full_html=True), encoding="utf-8")
-    with sync_api.sync_playwright() as play:
-        browser = play.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 900, "height": 700})
+    context = browser.new_context(viewport={"width": 900, "height": 700})
+    try:
+        page = context.new_page()
         alerts = []
         page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
         page.goto(page_html.as_uri())
@@ -489,7 +487,8 @@ def test_browser_hover_shows_labels_and_escaped_text(tmp_path):
             page.wait_for_timeout(150)
             hovers.append(page.locator(".hoverlayer .hovertext").all_text_contents())
         images = page.locator("img").count()
-        browser.close()
+    finally:
+        context.close()
     assert hovers == [
         ["query 0: thekey 0: theweight 0.5"],
         [f"query 1: {XSS}key 0: themasked"],
