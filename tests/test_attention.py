@@ -875,3 +875,14 @@ def test_huge_params_are_rejected_or_give_finite_weights(query, w):
     except ValueError:
         return
     assert np.isfinite(result.weights).all()
+
+
+def test_dot_scores_of_the_largest_allowed_inputs_stay_finite():
+    # compute_attention skips the overflow check for dot scores: |q·k| <= MAX_FEATURES *
+    # MAX_ABS_VALUE**2 ~ 1e33 < float32's 3.4e38. This pins that bound to the limits.
+    from attnviz.limits import MAX_ABS_VALUE, MAX_FEATURES
+
+    big = np.full((2, MAX_FEATURES), MAX_ABS_VALUE)
+    result = compute_attention(big, big, np.ones((2, 1)), scale=False)
+    assert np.isfinite(result.scores).all()
+    assert result.raw_scores[0, 0] == pytest.approx(MAX_FEATURES * MAX_ABS_VALUE**2, rel=1e-5)
