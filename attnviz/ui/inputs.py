@@ -48,7 +48,6 @@ class Problem:
     key_labels: tuple[tuple[str, ...], ...]  # (B, S) token or index of each key
     padding: np.ndarray | None  # (B, S) bool, True = real key; None = nothing marked
     batched: bool  # the user gave a batch axis (or several sentences)
-    what: str  # "sequence" or "sentence": what one batch item is called
 
 
 def apply_preset(preset: Preset) -> None:
@@ -244,7 +243,6 @@ def _matrix_problem(query, key, value) -> Problem | None:
         ((*map(str, range(s)),),) * batch,
         padding,
         batched,
-        "sequence",
     )
 
 
@@ -320,8 +318,19 @@ def sentence_panel(seed: int) -> Problem | None:
         enc.tokens,
         enc.padding_mask,
         batch > 1,
-        "sentence",
     )
+
+
+def paired(source, target) -> bool:
+    """Source and target sentences pair up by line; say so next to the inputs when they don't."""
+    if len(source.sentences) == len(target.sentences):
+        return True
+    st.error(
+        f"Give as many target lines as source lines: they are paired by line. Received "
+        f"{len(source.sentences)} source and {len(target.sentences)} target sentences.",
+        icon=":material/error:",
+    )
+    return False
 
 
 def cross_panel(seed: int) -> Problem | None:
@@ -345,12 +354,7 @@ def cross_panel(seed: int) -> Problem | None:
     tgt = _parse(lambda: encode_sentences(target, **kwargs), "Target: ")
     if src is None or tgt is None:
         return None
-    if len(src.sentences) != len(tgt.sentences):
-        st.error(
-            f"Give as many target lines as source lines: they are paired by line. Received "
-            f"{len(src.sentences)} source and {len(tgt.sentences)} target sentences.",
-            icon=":material/error:",
-        )
+    if not paired(src, tgt):
         return None
     batch = len(src.sentences)
     sequence_selector(batch, "pair")
@@ -362,5 +366,4 @@ def cross_panel(seed: int) -> Problem | None:
         src.tokens,
         src.padding_mask,
         batch > 1,
-        "pair",
     )

@@ -15,7 +15,7 @@ from attnviz import figures
 from attnviz.attention import AttentionSettings
 from attnviz.decoder import DecoderResult, run_decoder
 from attnviz.text import encode_sentences
-from attnviz.ui.inputs import _parse, sequence_selector
+from attnviz.ui.inputs import _parse, paired, sequence_selector
 from attnviz.ui.state import bound, kept
 from attnviz.ui.views import line_view
 from attnviz.ways import ATTENTION_WAYS, compute_way
@@ -77,12 +77,7 @@ def multihead_panel(settings: AttentionSettings) -> None:
     if any(e is None for e in encoded.values()):
         return
     src, tgt = encoded.get("source"), encoded.get("target")
-    if src is not None and tgt is not None and len(src.sentences) != len(tgt.sentences):
-        st.error(
-            f"Give as many target lines as source lines: they are paired by line. Received "
-            f"{len(src.sentences)} source and {len(tgt.sentences)} target sentences.",
-            icon=":material/error:",
-        )
+    if src is not None and tgt is not None and not paired(src, tgt):
         return
     result = _parse(
         lambda: compute_way(
