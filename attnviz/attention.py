@@ -7,6 +7,11 @@ Shape letters: B batch, T queries, S keys, Dq/Dk/Dv query/key/value features.
 `compute_attention` checks its inputs, builds the mask with `masks`, scores with the Keras
 layers of `scoring` and runs `attention_stages`, the one implementation of masking, softmax and
 the weighted sum (the `ScoredAttention` layer runs the same function inside Keras models).
+
+Dot-product scores (the common case, and the one the app redraws on every click) run the same
+layer and stages as one compiled TensorFlow graph, traced once per (scale, mask, mask value)
+for any shape: a call then costs one dispatch instead of a dozen eager ops and a Keras layer
+call, and TensorFlow may fuse the element-wise passes over the (T, S) logits.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from attnviz.checks import as_float_array, check_choice, check_int, describe, read_only
@@ -194,12 +200,15 @@ def compute_attention(
         padding = check_padding_mask(key_padding_mask, batch if batched else None, s)
     mask = build_mask(batch, t, s, causal=causal, window=window, key_padding_mask=padding)
     used = resolve_params(score, q.shape[-1], k.shape[-1], params, seed)
-    scores = _score_layer(score, q.shape[-1], k.shape[-1], scale, used)(q, k)  # (B, T, S)
-    if score != "dot":  # |q·k| <= MAX_FEATURES * MAX_ABS_VALUE**2 ~ 1e33: dot never overflows
-        _check_finite_scores(scores)
     any_masked = not mask.all()
-    masked, weights, output = attention_stages(scores, mask if any_masked else None, v, mask_value)
-    stages = [np.asarray(x) for x in (scores, masked, weights, output)]
+    if score == "dot":  # |q·k| <= MAX_FEATURES * MAX_ABS_VALUE**2 ~ 1e33: dot never overflows
+        stages = _dot_attention(q, k, v, mask if any_masked else None, scale, mask_value)
+    else:
+        scores = _score_layer(score, q.shape[-1], k.shape[-1], scale, used)(q, k)  # (B, T, S)
+        _check_finite_scores(scores)
+        masked_etc = attention_stages(scores, mask if any_masked else None, v, mask_value)
+        stages = [scores, *masked_etc]
+    stages = [np.asarray(x) for x in stages]  # scores, masked, weights, output
     if not any_masked:
         stages[1] = stages[0]
     unbatch = (lambda a: a) if batched else (lambda a: a[0])
@@ -231,6 +240,43 @@ def _score_layer(
     if scale not in _DOT_LAYERS:
         _DOT_LAYERS[scale] = make_score_layer("dot", dq, dk, scale=scale, params={})
     return _DOT_LAYERS[scale]
+
+
+_COMPILED: dict[tuple[bool, bool, str], Any] = {}  # (scale, masked, mask_value) -> graph
+
+
+def _dot_attention(q, k, v, mask, scale: bool, mask_value: str) -> list[Any]:
+    """Dot-product scores and every stage, `[scores, masked, weights, output]`, in one
+    compiled graph: the shared dot score layer and `attention_stages`, as in eager mode.
+
+    Args:
+        q: `(B, T, D)` float32; k: `(B, S, D)`; v: `(B, S, Dv)`.
+        mask: `(B, T, S)` bool, True = allowed, or None when nothing is masked.
+    """
+    flags = (scale, mask is not None, mask_value)
+    if flags not in _COMPILED:
+        _COMPILED[flags] = _compile_dot_attention(*flags)
+    inputs = (q, k, v) if mask is None else (q, k, v, mask)
+    return list(_COMPILED[flags](*(tf.constant(x) for x in inputs)))
+
+
+def _compile_dot_attention(scale: bool, masked: bool, mask_value: str) -> Any:
+    """A compiled graph for any B, T, S and D (one trace: no retracing as sizes change)."""
+    layer = _score_layer("dot", None, None, scale, {})
+    floats = tf.TensorSpec([None, None, None], tf.float32)
+    signature = [floats] * 3 + ([tf.TensorSpec([None, None, None], tf.bool)] if masked else [])
+
+    def stages(q, k, v, mask):
+        scores = layer(q, k)  # (B, T, S)
+        return (scores, *attention_stages(scores, mask, v, mask_value))
+
+    def unmasked_stages(q, k, v):
+        return stages(q, k, v, None)
+
+    function = tf.function(stages if masked else unmasked_stages, input_signature=signature)
+
+    # the concrete function: calling it skips tf.function's argument binding (~0.5 ms a call)
+    return function.get_concrete_function()
 
 
 def _check_finite_scores(scores: Any) -> None:

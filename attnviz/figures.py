@@ -12,7 +12,10 @@ Design, in one place:
 - Axes. Cells sit at numeric positions, so repeated tokens stay separate cells. The data axes
   (`xaxis`, `yaxis`) list a name for every cell in `ticktext` but hide it; plotly uses that text
   for `%{x}` / `%{y}` in hover labels. Readable, thinned tick labels live on the overlay axes
-  `xaxis2` / `yaxis2`, which follow the data axes when zooming.
+  `xaxis2` / `yaxis2`. Both pairs get the same fixed range, so a zoom (which moves overlaid axes
+  together) and its reset keep them aligned. Margins are sized here from the labels, not by
+  plotly's `automargin` or `matches`: each of those makes plotly lay a chart out twice, which
+  was most of the time the page took to redraw its six heatmaps.
 - Labels are user text and plotly renders text as HTML-ish markup, so every label and title is
   cut to `LABEL_CHARS` characters and HTML-escaped.
 - Large matrices. Above `max_side` cells per side the heatmap draws an overview of blocks of
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import html
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,10 +43,16 @@ from attnviz.checks import check_choice, check_int, describe
 from attnviz.pooling import MAX_SIDE, PooledMatrix, pool_matrix
 
 TEXT_SIDE = 12  # print values in the cells when both sides are at most this
-MARK_SIDE = 16  # print "✕" in blocked cells when both sides are at most this
-MAX_TICKS = 40  # most tick labels per axis; more positions get a thinned subset
+MARK_SIDE = TEXT_SIDE  # print "✕" in blocked cells when both sides are at most this
+MAX_TICKS = 40  # most token labels per axis; more positions (or too little room) get a subset
+MAX_NUMBER_TICKS = 10  # most labels of numbered positions (0, 1, 2, ...): a round step, as
+# plotly's own axes do. Each label costs the browser time on every redraw (~0.2 ms).
 LABEL_CHARS = 40  # labels longer than this are cut (keeps figures small and readable)
 FONT_SIZE = 12
+CHAR_WIDTH = 0.6 * FONT_SIZE  # px of an average Latin character; wide (CJK) characters count 2
+LINE_HEIGHT = 1.3 * FONT_SIZE  # px of one line of tick or title text
+MAX_LABEL_EXTENT = 180  # px: the margin grows with the labels up to this, then labels overflow
+PLOT_WIDTH = 480  # px a heatmap's cells get, about: half of a wide page, less the colour bar
 
 BLOCKED_COLOR = "#9a9a9a"  # neutral mid grey: on neither scale, visible on light and dark pages
 ALLOWED_COLOR = "#31688e"  # Viridis blue: darker than the grey and of a different hue
@@ -150,11 +160,16 @@ def heatmap(
         traces.append(_blocked_trace(grid, names, _escape(blocked_label)))
     traces.append(_label_axes_trace())
     note = _overview_note(grid, style) if grid.is_overview else ""
+    t, s = values.shape
+    height = _height(len(grid.row_edges) - 1)
+    x_ticks, x_angle = _x_ticks(cols, s)
+    y_ticks = _tick_labels(rows, t, room=int((height - 130) / LINE_HEIGHT))
     layout = _base_layout(_escape(title) + note, len(grid.row_edges) - 1, bool(note)) | dict(
-        xaxis=_data_axis(_cell_names(cols, grid.col_edges)),
-        yaxis=_data_axis(_cell_names(rows, grid.row_edges), reverse=True),
-        xaxis2=_label_axis(cols, values.shape[1], names[1], "x"),
-        yaxis2=_label_axis(rows, values.shape[0], names[0], "y"),
+        margin=_heatmap_margin(x_ticks["ticktext"], x_angle, y_ticks["ticktext"], bool(note)),
+        xaxis=_data_axis(_cell_names(cols, grid.col_edges), (-0.5, s - 0.5)),
+        yaxis=_data_axis(_cell_names(rows, grid.row_edges), (t - 0.5, -0.5)),  # row 0 on top
+        xaxis2=_label_axis(x_ticks, names[1], "x", (-0.5, s - 0.5)) | dict(tickangle=x_angle),
+        yaxis2=_label_axis(y_ticks, names[0], "y", (t - 0.5, -0.5)),
     )
     return _figure(traces, layout)
 
@@ -371,10 +386,10 @@ def _height(n_rows: int) -> int:
     return int(min(900, max(300, 160 + 28 * n_rows)))
 
 
-def _data_axis(cells: tuple[np.ndarray, list[str]], *, reverse: bool = False) -> dict[str, Any]:
-    """The axis the traces use: every cell's hover name as hidden tick text."""
+def _data_axis(cells: tuple[np.ndarray, list[str]], span: tuple[float, float]) -> dict[str, Any]:
+    """The axis the traces use, over `span`: every cell's hover name as hidden tick text."""
     centres, names = cells
-    axis = dict(
+    return dict(
         tickmode="array",
         tickvals=centres,
         ticktext=names,
@@ -382,30 +397,65 @@ def _data_axis(cells: tuple[np.ndarray, list[str]], *, reverse: bool = False) ->
         ticks="",
         showgrid=False,
         zeroline=False,
+        range=list(span),
+        autorange=False,
     )
-    return axis | dict(autorange="reversed") if reverse else axis
 
 
-def _label_axis(labels: list[str] | None, n: int, title: str, data_axis: str) -> dict[str, Any]:
-    """An overlay axis that shows a readable subset of the `n` labels and follows `data_axis`."""
+def _label_axis(
+    ticks: dict[str, Any], title: str, data_axis: str, span: tuple[float, float]
+) -> dict[str, Any]:
+    """An overlay axis over the same `span` as `data_axis`, showing a readable subset of labels."""
     return dict(
         overlaying=data_axis,
-        matches=data_axis,
         anchor="y" if data_axis == "x" else "x",
         side="bottom" if data_axis == "x" else "left",
         title=dict(text=title),
         showgrid=False,
         zeroline=False,
-        automargin=True,
-        **({"autorange": "reversed"} if data_axis == "y" else {}),
-        **_tick_labels(labels, n),
+        range=list(span),
+        autorange=False,
+        **ticks,
     )
 
 
-def _tick_labels(labels: list[str] | None, n: int) -> dict[str, Any]:
-    """tickvals / ticktext: at most `MAX_TICKS` evenly spaced positions of `n`."""
+def _text_width(text: str) -> float:
+    """About how many pixels `text` (escaped for plotly) takes in the tick font."""
+    units = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in html.unescape(text))
+    return units * CHAR_WIDTH
+
+
+def _x_ticks(labels: list[str] | None, n: int) -> tuple[dict[str, Any], int]:
+    """The x tick labels and their angle: level if they all fit side by side in about
+    `PLOT_WIDTH` pixels, else tilted by 45° and thinned to the ones that fit."""
+    ticks = _tick_labels(labels, n)
+    widest = max(_text_width(label) for label in ticks["ticktext"])
+    if (widest + CHAR_WIDTH) * len(ticks["ticktext"]) <= PLOT_WIDTH:
+        return ticks, 0
+    return _tick_labels(labels, n, room=int(PLOT_WIDTH / (1.5 * LINE_HEIGHT))), -45
+
+
+def _heatmap_margin(
+    x_labels: list[str], x_angle: int, y_labels: list[str], two_line_title: bool
+) -> dict[str, int]:
+    """Margins that fit the tick labels and axis titles (the colour bar makes its own room)."""
+    x_width = min(MAX_LABEL_EXTENT, max(_text_width(label) for label in x_labels))
+    y_width = min(MAX_LABEL_EXTENT, max(_text_width(label) for label in y_labels))
+    x_height = LINE_HEIGHT if x_angle == 0 else (x_width + LINE_HEIGHT) * math.sqrt(0.5)
+    return dict(
+        l=int(10 + y_width + 6 + LINE_HEIGHT + 8),
+        r=10,
+        t=80 if two_line_title else 50,
+        b=int(10 + x_height + 6 + LINE_HEIGHT + 8),
+    )
+
+
+def _tick_labels(labels: list[str] | None, n: int, room: int = MAX_TICKS) -> dict[str, Any]:
+    """tickvals / ticktext: evenly spaced positions of `n`, at most `room` and `MAX_TICKS` of
+    them (`MAX_NUMBER_TICKS` for numbered positions)."""
+    most = min(room, MAX_TICKS if labels is not None else MAX_NUMBER_TICKS)
     shown = labels if labels is not None else [str(i) for i in range(n)]
-    positions = list(range(0, n, _tick_step(n)))
+    positions = list(range(0, n, _tick_step(n, max(1, most))))
     return dict(
         tickmode="array",
         tickvals=positions,
@@ -428,11 +478,11 @@ def _label_axes_trace() -> dict[str, Any]:
     )
 
 
-def _tick_step(n: int) -> int:
-    """The smallest of 1, 2, 5, 10, 20, 50, ... that shows at most `MAX_TICKS` of n positions."""
+def _tick_step(n: int, most: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, ... that shows at most `most` of n positions."""
     step, factors = 1, (2, 2.5, 2)
     i = 0
-    while math.ceil(n / step) > MAX_TICKS:
+    while math.ceil(n / step) > most:
         step = int(step * factors[i % 3])
         i += 1
     return step
@@ -480,7 +530,7 @@ def focus_row(
     layout = _base_layout(_escape(title), 0, False) | dict(
         hovermode="x",
         bargap=0.1,
-        xaxis=dict(title=dict(text=axis_title), showgrid=False, **_tick_labels(labels, row.size)),
+        xaxis=dict(title=dict(text=axis_title), showgrid=False, **_x_ticks(labels, row.size)[0]),
         yaxis=dict(title=dict(text=style.value_name), rangemode="tozero", zeroline=True),
     )
     return _figure(traces, layout)

@@ -42,7 +42,12 @@ class AttentionScore(keras.layers.Layer):
     def call(self, query: Any, key: Any) -> Any:
         scores = self._calculate_scores(query, key)  # (B, T, S)
         if self.scale:
-            scores = scores / math.sqrt(key.shape[-1])
+            d_k = key.shape[-1]
+            if d_k is None:  # traced for any width (see attention._dot_attention): the same
+                # float32 divisor, sqrt being correctly rounded in float32 and in float64
+                d_k_float = ops.cast(ops.shape(key)[-1], scores.dtype)
+                return scores / ops.sqrt(d_k_float)
+            scores = scores / math.sqrt(d_k)
         return scores
 
     def _calculate_scores(self, query: Any, key: Any) -> Any:

@@ -184,19 +184,23 @@ async def _click_figures(browser: Any, apps: dict, n: int, clicks: int) -> list[
     return [_click_figure(n, await _clicks(browser, apps, n, clicks))]
 
 
-async def run(quick: bool = False) -> list[Figure]:
+async def run(
+    quick: bool = False, sizes: tuple[int, ...] = SIZES, cold: bool = True
+) -> list[Figure]:
     """Cold starts first (nothing else running), then the click latencies at every size."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
         browser = await launch_browser(playwright)
         try:
-            name = f"cold start to first heatmap (N={COLD_N})"
-            cold = functools.partial(_cold_figures, browser, quick)
-            figures = await _guarded(name, f"< {MAX_COLD_S:.0f} s", cold)
+            figures = []
+            if cold:
+                name = f"cold start to first heatmap (N={COLD_N})"
+                starts = functools.partial(_cold_figures, browser, quick)
+                figures += await _guarded(name, f"< {MAX_COLD_S:.0f} s", starts)
             apps = {name: servers.launch(name) for name in APPS}
             clicks = QUICK_CLICKS if quick else CLICKS
-            for n in SIZES:
+            for n in sizes:
                 name = f"click causal → weights repainted, N={n:,}"
                 measure = functools.partial(_click_figures_retried, browser, apps, n, clicks[n])
                 figures += await _guarded(name, _click_target(n), measure)

@@ -90,12 +90,12 @@ def _figures(n: int, causal: bool, times: dict, warning: str) -> list[Figure]:
     ]  # fmt: skip
 
 
-def run(quick: bool = False) -> list[Figure]:
+def run(quick: bool = False, sizes: tuple[int, ...] = SIZES) -> list[Figure]:
     """Time the three implementations at every size, without and with a causal mask."""
     mha = identity_mha()
     repeats = QUICK_REPEATS if quick else REPEATS
     figures = []
-    for n in SIZES:
+    for n in sizes:
         rng = np.random.default_rng(n)
         q, k, v = (rng.random((n, D), dtype=np.float32) for _ in range(3))  # (N, D) each
         for causal in (False, True):
@@ -103,9 +103,9 @@ def run(quick: bool = False) -> list[Figure]:
             warning = _check_agreement(subjects)
             times = interleaved(subjects, repeats[n], warmup=2)
             figures += _figures(n, causal, times, warning)
-    counts = " / ".join(str(repeats[n]) for n in SIZES)
+    counts = " / ".join(str(repeats[n]) for n in sizes)
     summary = (
-        f"medians of {counts} calls per subject at N = {', '.join(f'{n:,}' for n in SIZES)}, "
+        f"medians of {counts} calls per subject at N = {', '.join(f'{n:,}' for n in sizes)}, "
         "round-robin after 2 warm-up calls each; attnviz, Keras and numpy weights checked to "
         "agree within 1e-5"
     )

@@ -1,6 +1,7 @@
 """attnviz benchmark: every figure beside its baseline, measured in the same run.
 
     /work/venv/bin/python bench/benchmark.py [--quick] [--only backend,app,memory,load]
+                                             [--sizes 16,256] [--skip-cold]
 
 Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
 numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app), memory
@@ -26,6 +27,7 @@ import servers  # noqa: E402  (registers the clean-up at exit)
 from pages import CHROMIUM  # noqa: E402
 from report import Figure, machine_lines, table  # noqa: E402
 
+SIZES = (16, 256, 1024, 4096)  # token counts the backend and click sections measure
 SECTIONS = ("backend", "app", "memory", "load")
 TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
@@ -56,7 +58,19 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
     )
+    parser.add_argument(
+        "--sizes",
+        default=",".join(str(n) for n in SIZES),
+        help=f"comma-separated token counts for backend and app clicks, of {SIZES}",
+    )
+    parser.add_argument("--skip-cold", action="store_true", help="app: no cold starts")
     args = parser.parse_args(argv)
+    try:
+        args.sizes = tuple(int(n) for n in args.sizes.split(",") if n.strip())
+    except ValueError:
+        parser.error(f"--sizes takes comma-separated numbers of {SIZES}")
+    if not args.sizes or set(args.sizes) - set(SIZES):
+        parser.error(f"--sizes takes comma-separated numbers of {SIZES}")
     args.only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(args.only) - set(SECTIONS))
     if unknown:
@@ -64,15 +78,17 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _runner(section: str) -> Callable[[bool], list[Figure]]:
+def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Figure]]:
     if section == "backend":
         import backend_bench
 
-        return backend_bench.run
+        return lambda quick: backend_bench.run(quick, sizes=args.sizes)
     if section == "app":
         import app_bench
 
-        return lambda quick: asyncio.run(app_bench.run(quick))
+        return lambda quick: asyncio.run(
+            app_bench.run(quick, sizes=args.sizes, cold=not args.skip_cold)
+        )
     if section == "memory":
         import memory_bench
 
@@ -94,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         start = time.monotonic()
         out()
         try:
-            figures = _runner(section)(args.quick)
+            figures = _runner(section, args)(args.quick)
         except Exception:  # noqa: BLE001 - report the failure, go on with the next section
             failed.append(section)
             out(f"{TITLES[section]}\nFAILED:\n{traceback.format_exc()}")

@@ -24,6 +24,8 @@ from attnviz import (
     attention_stages,
     compute_attention,
 )
+from attnviz import attention as attention_module
+from attnviz.scoring import make_score_layer
 
 T, F = True, False
 TOL = {"rtol": 1e-5, "atol": 1e-5}
@@ -886,3 +888,26 @@ def test_dot_scores_of_the_largest_allowed_inputs_stay_finite():
     result = compute_attention(big, big, np.ones((2, 1)), scale=False)
     assert np.isfinite(result.scores).all()
     assert result.raw_scores[0, 0] == pytest.approx(MAX_FEATURES * MAX_ABS_VALUE**2, rel=1e-5)
+
+
+# --- the compiled dot-product path --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mask_value", ["-inf", "-1e9"])
+@pytest.mark.parametrize("scale", [True, False])
+def test_compiled_dot_path_equals_the_eager_layers_for_any_size(scale, mask_value):
+    # one graph per (scale, masked, mask value) serves every size: no retracing as sizes change
+    rng = np.random.default_rng(7)
+    for t, s, d in [(3, 5, 2), (17, 9, 7), (64, 64, 64)]:
+        q, k, v = (
+            rng.standard_normal((1, n, w)).astype(np.float32) for n, w in ((t, d), (s, d), (s, 3))
+        )
+        result = compute_attention(q, k, v, causal=True, scale=scale, mask_value=mask_value)
+        layer = make_score_layer("dot", d, d, scale=scale, params={})
+        scores = layer(q, k)  # eager, static shapes
+        masked, weights, output = attention_stages(scores, result.mask, v, mask_value)
+        np.testing.assert_allclose(result.scores, np.asarray(scores), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(result.weights, np.asarray(weights), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(result.output, np.asarray(output), rtol=1e-5, atol=1e-6)
+    graphs = [key for key in attention_module._COMPILED if key[0] == scale and key[2] == mask_value]
+    assert graphs == [(scale, True, mask_value)]

@@ -116,11 +116,40 @@ def test_rows_go_down_and_duplicate_labels_keep_separate_cells():
     labels = ["the", "cat", "the"]
     fig = heatmap(np.arange(9.0).reshape(3, 3), row_labels=labels, col_labels=labels)
     assert fig.data[0].z.shape == (3, 3)
-    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis2.autorange == "reversed"
+    assert list(fig.layout.yaxis.range) == [2.5, -0.5]  # row 0 on top
     assert list(fig.layout.yaxis.tickvals) == [0, 1, 2]
     assert list(fig.layout.yaxis.ticktext) == ["0: the", "1: cat", "2: the"]  # hover names
     assert list(fig.layout.xaxis2.ticktext) == labels  # the labels people read
     assert fig.layout.xaxis.showticklabels is False
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (300, 40), (4096, 1)])
+def test_label_axes_share_the_data_axes_fixed_ranges(shape):
+    # zooming moves overlaid axes together, so equal fixed ranges keep the labels on their
+    # cells; `matches` and `automargin` would make plotly lay every chart out twice
+    t, s = shape
+    layout = heatmap(np.zeros(shape)).layout
+    assert list(layout.xaxis.range) == list(layout.xaxis2.range) == [-0.5, s - 0.5]
+    assert list(layout.yaxis.range) == list(layout.yaxis2.range) == [t - 0.5, -0.5]
+    for axis in (layout.xaxis, layout.yaxis, layout.xaxis2, layout.yaxis2):
+        assert axis.autorange is False and axis.matches is None and axis.automargin is None
+
+
+def test_margins_grow_with_the_labels_and_long_x_labels_tilt():
+    short = heatmap(np.ones((2, 3)))
+    assert short.layout.xaxis2.tickangle == 0
+    words = ["attention", "is", "all", "you", "need", "said", "the", "paper", "again", "today"]
+    long = heatmap(np.ones((10, 10)), row_labels=words, col_labels=words)
+    assert long.layout.xaxis2.tickangle == -45
+    assert long.layout.margin.l > short.layout.margin.l + 40  # "attention" is 9 characters
+    assert long.layout.margin.b > short.layout.margin.b + 20
+
+    def left(labels):
+        return heatmap(np.ones((2, 2)), row_labels=labels).layout.margin.l
+
+    assert left(["注意", "a"]) > left(["ab", "a"])  # wide characters count double
+    huge = heatmap(np.ones((1, 1)), row_labels=["x" * 100])
+    assert huge.layout.margin.l <= figures.MAX_LABEL_EXTENT + 60
 
 
 def test_default_labels_are_positions():
@@ -152,6 +181,25 @@ def test_hover_names_query_key_and_full_precision_value():
     template = fig.data[0].hovertemplate
     assert template.startswith("query %{y}<br>key %{x}<br>weight %{z:.6~g}")
     assert fig.layout.yaxis.ticktext == ("0: q",) and fig.layout.xaxis.ticktext == ("0: k",)
+
+
+def test_numbered_positions_get_a_round_step_but_every_token_is_labelled():
+    fig = heatmap(np.zeros((16, 16)))
+    assert list(fig.layout.yaxis2.tickvals) == list(range(0, 16, 2))
+    assert list(fig.layout.xaxis2.ticktext) == [str(i) for i in range(0, 16, 2)]
+    words = [f"w{i}" for i in range(16)]
+    fig = heatmap(np.zeros((16, 16)), row_labels=words, col_labels=words)
+    assert list(fig.layout.yaxis2.ticktext) == list(fig.layout.xaxis2.ticktext) == words
+    assert len(fig.layout.xaxis.ticktext) == 16  # hover names of every cell either way
+
+
+def test_x_labels_that_do_not_fit_tilt_and_thin_to_the_room():
+    words = [f"word{i}" for i in range(40)]
+    fig = heatmap(np.zeros((2, 40)), col_labels=words)
+    assert fig.layout.xaxis2.tickangle == -45
+    shown = len(fig.layout.xaxis2.tickvals)
+    assert 10 <= shown <= figures.PLOT_WIDTH / (1.5 * figures.LINE_HEIGHT)
+    assert len(fig.layout.yaxis2.tickvals) == 2
 
 
 def test_many_labels_show_a_thinned_subset_of_ticks():
@@ -236,10 +284,10 @@ def test_small_matrices_print_values_with_three_digits():
 
 
 def test_larger_matrices_print_no_values_or_marks():
-    fig = heatmap(np.zeros((17, 17)), blocked=np.eye(17, dtype=bool))
-    assert fig.data[0].text is None and fig.data[1].text is None
     fig = heatmap(np.zeros((13, 13)), blocked=np.eye(13, dtype=bool))
-    assert fig.data[0].text is None and fig.data[1].text is not None
+    assert fig.data[0].text is None and fig.data[1].text is None
+    fig = heatmap(np.zeros((12, 12)), blocked=np.eye(12, dtype=bool))
+    assert fig.data[0].text is not None and fig.data[1].text is not None
 
 
 # --- errors -------------------------------------------------------------------------------------
