@@ -453,8 +453,10 @@ def _heatmap_margin(
 def _tick_labels(labels: list[str] | None, n: int, room: int = MAX_TICKS) -> dict[str, Any]:
     """tickvals / ticktext: evenly spaced positions of `n`, at most `room` and `MAX_TICKS` of
     them (`MAX_NUMBER_TICKS` for numbered positions)."""
-    most = min(room, MAX_TICKS if labels is not None else MAX_NUMBER_TICKS)
-    shown = labels if labels is not None else [str(i) for i in range(n)]
+    numbers = [str(i) for i in range(n)]
+    numbered = labels is None or list(labels) == numbers  # positions, not tokens
+    most = min(room, MAX_NUMBER_TICKS if numbered else MAX_TICKS)
+    shown = numbers if labels is None else labels
     positions = list(range(0, n, _tick_step(n, max(1, most))))
     return dict(
         tickmode="array",

@@ -12,6 +12,7 @@ import io
 import numpy as np
 import pytest
 from browser_support import App, close, poll  # fixtures come from conftest's pytest_plugins
+from playwright.sync_api import Error as PlaywrightError
 
 pytestmark = pytest.mark.browser
 
@@ -209,7 +210,7 @@ def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
 
     poll(lambda: app.query().get("sentences") == [attack], "the sentence in the URL")
     shared = open_app().open(app.location())  # the same text arriving by a link
-    assert shared.text(SENTENCES) == attack
+    poll(lambda: shared.text(SENTENCES) == attack, "the sentence restored from the link")
     poll(lambda: "onerror" in shared.ticks(WEIGHTS), "the tokens from the link")
     assert_harmless(shared)
 
@@ -247,3 +248,36 @@ def test_multihead_grid_and_line_view_hover(app: App):
     visible = poll(lambda: frame.locator("svg line:visible").count() or None, "hover")
     assert 0 < visible < total  # only this token's lines remain
     assert app.dialogs == [] and app.errors == []
+
+
+def test_zoom_keeps_the_token_labels_on_their_cells(app: App):
+    app.open()
+    app.choose("Input", "Sentences")
+    app.page.get_by_label(SENTENCES, exact=True).wait_for()
+    app.type_text(SENTENCES, "The cat sat on the mat")
+    poll(lambda: "mat" in app.ticks(WEIGHTS) and app.idle(), "sentence labels")
+    chart = app.page.locator(".js-plotly-plot").filter(has_text=WEIGHTS).first
+    poll(lambda: _scrolled_to(chart), "the weights chart in view")
+    box = chart.locator(".nsewdrag").first.bounding_box()
+    app.page.mouse.move(box["x"] + box["width"] * 0.05, box["y"] + box["height"] * 0.05)
+    app.page.mouse.down()
+    app.page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5, steps=8)
+    app.page.mouse.up()
+    ranges = "d => ['xaxis', 'xaxis2', 'yaxis', 'yaxis2'].map(a => d._fullLayout[a].range)"
+    x, x2, y, y2 = poll(
+        lambda: (r := chart.evaluate(ranges)) and r[0] != [-0.5, 5.5] and r, "zoomed ranges"
+    )
+    assert x == x2 and y == y2  # the label axes moved with the cells
+    assert x[1] - x[0] < 4 and y[0] - y[1] < 4  # and it did zoom in
+    chart.locator(".nsewdrag").first.dblclick()
+    poll(lambda: chart.evaluate(ranges) == [[-0.5, 5.5], [-0.5, 5.5], [5.5, -0.5], [5.5, -0.5]],
+         "ranges reset by a double click")  # fmt: skip
+
+
+def _scrolled_to(locator) -> bool:
+    """Scroll `locator` into view; False if it was being redrawn (detached) meanwhile."""
+    try:
+        locator.scroll_into_view_if_needed(timeout=2000)
+    except PlaywrightError:
+        return False
+    return True

@@ -184,9 +184,10 @@ def test_hover_names_query_key_and_full_precision_value():
 
 
 def test_numbered_positions_get_a_round_step_but_every_token_is_labelled():
-    fig = heatmap(np.zeros((16, 16)))
-    assert list(fig.layout.yaxis2.tickvals) == list(range(0, 16, 2))
-    assert list(fig.layout.xaxis2.ticktext) == [str(i) for i in range(0, 16, 2)]
+    for labels in (None, [str(i) for i in range(16)]):  # given or default, numbers are numbers
+        fig = heatmap(np.zeros((16, 16)), row_labels=labels, col_labels=labels)
+        assert list(fig.layout.yaxis2.tickvals) == list(range(0, 16, 2))
+        assert list(fig.layout.xaxis2.ticktext) == [str(i) for i in range(0, 16, 2)]
     words = [f"w{i}" for i in range(16)]
     fig = heatmap(np.zeros((16, 16)), row_labels=words, col_labels=words)
     assert list(fig.layout.yaxis2.ticktext) == list(fig.layout.xaxis2.ticktext) == words
