@@ -72,7 +72,8 @@ MASK_COLORSCALE = [
     [0.5, ALLOWED_COLOR],
     [1.0, ALLOWED_COLOR],
 ]
-BLOCKED_COLORSCALE = [[0.0, BLOCKED_COLOR], [1.0, BLOCKED_COLOR]]
+CLEAR = "rgba(0,0,0,0)"
+BLOCKED_COLORSCALE = [[0.0, CLEAR], [0.5, CLEAR], [0.5, BLOCKED_COLOR], [1.0, BLOCKED_COLOR]]
 
 
 def sequential_scale() -> list[list[Any]]:
@@ -143,7 +144,7 @@ def heatmap(
 
     Returns:
         A `go.Figure`: trace 0 the values (NaN where blocked), trace 1 (if any cell is blocked)
-        grey blocked cells.
+        the blocked cells (1 = blocked, drawn grey beneath trace 0's gaps).
 
     Raises:
         ValueError: for an unknown kind, bad shapes or labels, or values the kind cannot show.
@@ -304,6 +305,7 @@ def _value_trace(
         y=grid.row_edges - 0.5,  # (R + 1,)
         colorscale=style.colorscale,
         hoverongaps=False,
+        zorder=0,  # the default layer, above the blocked cells (zorder -1)
         hovertemplate=hover,
         colorbar=_colorbar(kind, style),
         **_color_range(kind, grid.values),
@@ -338,18 +340,21 @@ def _cell_text(z: np.ndarray) -> list[list[str]]:
 
 
 def _blocked_trace(grid: PooledMatrix, names: tuple[str, str], label: str) -> dict[str, Any]:
-    """Grey cells over the blocked cells only (NaN elsewhere), with "✕" in small matrices."""
+    """Grey blocked cells under the values (1 = blocked, drawn grey; 0 = clear), "✕" in small
+    matrices. One byte a cell, not a float: the page sends three of these on every redraw. The
+    value trace lies above it (`zorder`), so it answers the hover on allowed cells and this
+    trace, seen through the value trace's gaps, on blocked ones."""
     what = f"all cells {label}" if grid.is_overview else label
     trace = dict(
         type="heatmap",
-        z=np.where(grid.blocked, 1.0, np.nan).astype(np.float32),
+        z=grid.blocked.astype(np.uint8),
         x=grid.col_edges - 0.5,
         y=grid.row_edges - 0.5,
         colorscale=BLOCKED_COLORSCALE,
         zmin=0.0,
         zmax=1.0,
+        zorder=-1,  # beneath the values (their layer is plotly's default, zorder 0)
         showscale=False,
-        hoverongaps=False,
         hovertemplate=f"{names[0]} %{{y}}<br>{names[1]} %{{x}}<br>{what}<extra></extra>",
         name=label,
     )

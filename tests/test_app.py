@@ -119,7 +119,7 @@ def test_numpy_lab_with_causal_mask(at):
     np.testing.assert_allclose(ui.values(at, "Output"), LAB_CAUSAL_OUTPUT, atol=1e-5)
     weights = ui.chart(at, "Attention weights")
     assert np.isnan(ui.decode(weights["data"][0]["z"])[0, 1])  # the future key is not coloured
-    np.testing.assert_array_equal(ui.decode(weights["data"][1]["z"]), [[np.nan, 1], [np.nan] * 2])
+    np.testing.assert_array_equal(ui.decode(weights["data"][1]["z"]), [[0, 1], [0, 0]])
     np.testing.assert_array_equal(ui.values(at, "Mask (allowed"), [[1, np.nan], [1, 1]])
     assert len(ui.titles(at)) == 6
 

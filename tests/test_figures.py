@@ -99,7 +99,7 @@ def test_mask_kind_draws_two_colours_with_named_colour_bar():
     assert list(values.colorbar.ticktext) == ["blocked", "allowed"]
     assert {color for _, color in values.colorscale} == {BLOCKED_COLOR, figures.ALLOWED_COLOR}
     np.testing.assert_array_equal(values.z, [[1.0, np.nan], [1.0, 1.0]])
-    np.testing.assert_array_equal(grey.z, [[np.nan, 1.0], [np.nan, np.nan]])
+    np.testing.assert_array_equal(grey.z, [[0, 1], [0, 0]])
 
 
 def test_scale_helpers_return_copies_of_the_constants():
@@ -231,8 +231,11 @@ def test_blocked_cells_are_grey_not_coloured():
     fig = heatmap(scores, blocked=blocked, blocked_label="masked (−∞)")
     values, grey = fig.data[0], fig.data[1]
     np.testing.assert_array_equal(values.z, [[1.0, np.nan], [2.0, 3.0]])
-    np.testing.assert_array_equal(grey.z, [[np.nan, 1.0], [np.nan, np.nan]])
-    assert {color for _, color in grey.colorscale} == {BLOCKED_COLOR}
+    np.testing.assert_array_equal(grey.z, [[0, 1], [0, 0]])
+    assert grey.z.dtype == np.uint8  # a byte a cell on the wire
+    assert [tuple(stop) for stop in grey.colorscale if stop[0] > 0.5] == [(1.0, BLOCKED_COLOR)]
+    assert {color for _, color in grey.colorscale} == {BLOCKED_COLOR, figures.CLEAR}
+    assert values.zorder > grey.zorder  # values above: they answer the hover where allowed
     assert BLOCKED_COLOR not in {color for _, color in values.colorscale}
     assert grey.showscale is False and values.hoverongaps is False
     assert "masked (−∞)" in grey.hovertemplate
@@ -241,7 +244,7 @@ def test_blocked_cells_are_grey_not_coloured():
 
 def test_minus_inf_counts_as_blocked_without_a_mask():
     fig = heatmap([[0.0, -np.inf]])
-    np.testing.assert_array_equal(fig.data[1].z, [[np.nan, 1.0]])
+    np.testing.assert_array_equal(fig.data[1].z, [[0, 1]])
 
 
 def test_z_never_holds_infinity():
@@ -478,7 +481,7 @@ def test_difference_of_masked_scores_blocks_undefined_cells():
     b = np.array([[0.5, -np.inf], [3.0, 1.0]])
     fig = difference_heatmap(a, b, row_labels=None, col_labels=None, title="")
     np.testing.assert_array_equal(fig.data[0].z, [[0.5, np.nan], [np.nan, 1.0]])
-    np.testing.assert_array_equal(fig.data[1].z, [[np.nan, 1.0], [1.0, np.nan]])
+    np.testing.assert_array_equal(fig.data[1].z, [[0, 1], [1, 0]])
     assert "masked in a or b" in fig.data[1].hovertemplate
 
 
