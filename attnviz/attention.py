@@ -109,20 +109,27 @@ def attention_stages(scores: Any, mask: Any, value: Any, mask_value: str) -> tup
         masked = scores + ops.where(mask, 0.0, NEG_LARGE)  # (B, T, S)
     else:
         masked = ops.where(mask, scores, -math.inf)  # (B, T, S)
-    weights = _softmax_or_zeros(masked)  # one softmax for every case: same round-off everywhere
+    # one softmax for every case (same round-off everywhere); only -inf can block a whole row
+    weights = _softmax_or_zeros(
+        masked, rows_may_be_blocked=mask is not None and mask_value == "-inf"
+    )
     output = ops.matmul(weights, value)  # (B, T, S) x (B, S, Dv) -> (B, T, Dv)
     return masked, weights, output
 
 
-def _softmax_or_zeros(logits: Any) -> Any:
-    """Softmax over the last axis where a row of all -inf gives zeros instead of NaN."""
-    # `initial` skips Keras's eager check for empty tensors (a rerun of ~0.2 ms; rows are never
-    # empty), and max(x, -inf) = x: the same row maxima.
+def _softmax_or_zeros(logits: Any, rows_may_be_blocked: bool = True) -> Any:
+    """Softmax over the last axis where a row of all -inf gives zeros instead of NaN.
+
+    TensorFlow's fused softmax kernel (max, exp and sum in one pass over each row; Keras's
+    `ops.softmax` would warn at S = 1), then, if some row may hold nothing but -inf, zeros in
+    place of that row's NaN.
+    """
+    weights = tf.nn.softmax(logits, axis=-1)  # (B, T, S); exp(-inf) = 0 exactly
+    if not rows_may_be_blocked:
+        return weights
+    # `initial` skips Keras's eager check for empty tensors (rows are never empty)
     row_max = ops.max(logits, axis=-1, keepdims=True, initial=-math.inf)  # (B, T, 1)
-    row_max = ops.where(ops.isfinite(row_max), row_max, 0.0)
-    exps = ops.exp(logits - row_max)  # (B, T, S); exp(-inf) = 0 exactly
-    total = ops.sum(exps, axis=-1, keepdims=True)  # (B, T, 1)
-    return exps / ops.where(total > 0, total, 1.0)
+    return ops.where(row_max > -math.inf, weights, 0.0)
 
 
 @keras.saving.register_keras_serializable(package="attnviz")
