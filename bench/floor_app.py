@@ -7,8 +7,8 @@ attention in plain float32 numpy with an optional causal mask, and the plotly ch
 Heatmaps tab draws for the same settings, with the same titles and sizes: raw scores, scaled
 scores, mask, masked scores, weights and output (attnviz always draws all six), two per row,
 pooled to at most 256 cells a side, plus the focus-row bar chart above 256 tokens. No
-TensorFlow, no input checks, no hover text and no line view: whatever attnviz takes beyond this
-page is its own overhead.
+TensorFlow, no input checks, no hover text, plotly's default ticks and no other widgets:
+whatever attnviz takes beyond this page is its own overhead.
 
 The controls are the ones the benchmark drives, with attnviz's labels and URL parameters: the
 "Causal (look-ahead) mask" toggle (`causal`), "Queries T" (`r_t`, here T = S = N) and "Seed"

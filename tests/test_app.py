@@ -565,6 +565,16 @@ def test_mode_switch_keeps_every_text(at):
 # --------------------------------------------------------------------------- views
 
 
+def test_lines_view_is_a_tab_of_its_own(at):
+    _causal_lab(at)
+    assert not at.get("iframe")  # the heatmaps tab redraws without reloading the line view
+    ui.open_view(at, "Lines")
+    frames = at.get("iframe")
+    assert len(frames) == 1 and ui.titles(at) == []
+    html = str(frames[0].proto)
+    assert "Hover a token" in html and "[1, 0, 0.1503]" in html  # causal lab weights as lines
+
+
 def test_step_by_step_view(at):
     _causal_lab(at)
     ui.open_view(at, "Step by step")

@@ -19,7 +19,7 @@ from attnviz.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_sta
 from attnviz.ui.inputs import Problem
 from attnviz.ui.state import bound, plain
 
-VIEWS = ("Heatmaps", "Step by step", "Compare", "Row statistics", "Download")
+VIEWS = ("Heatmaps", "Lines", "Step by step", "Compare", "Row statistics", "Download")
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 BLOCKED_LABELS = {"-inf": "masked: logit −∞", "-1e9": "masked: score − 1e9"}
 MAX_TERMS = 8  # products shown in the step-by-step arithmetic before "… more"
@@ -73,6 +73,7 @@ def results_panel(problem: Problem, settings: AttentionSettings, use_padding: bo
     tabs = st.tabs(VIEWS, key="view", bind="query-params", on_change="rerun")
     draws = (
         heatmaps_view,
+        lines_view,
         steps_view,
         lambda v: compare_view(v, problem, settings, use_padding),
         stats_view,
@@ -187,9 +188,13 @@ def heatmaps_view(view: SequenceView) -> None:
             with column:
                 _chart(figs[name], name.replace(" ", "-"))
     _focus_row(view)
-    if max(view.result.weights.shape) <= MAX_LINE_TOKENS:
-        st.markdown("**Line view** — the weights as lines from queries to keys")
-        line_view(view.result.weights, view.rows, view.cols)
+
+
+def lines_view(view: SequenceView) -> None:
+    """The weights as lines from each query to the keys it attends (a tab of its own: the
+    heatmaps redraw on every click without reloading it)."""
+    st.caption("The attention weights as lines from queries to keys, as in BertViz.")
+    line_view(view.result.weights, view.rows, view.cols)
 
 
 def line_view(weights: np.ndarray, rows, cols) -> None:
