@@ -87,8 +87,8 @@ async def _cold_figures(browser: Any, quick: bool) -> list[Figure]:
     up = {name: statistics.median(healthy[name]) for name in APPS}
     note = (
         f"median of {len(first['attnviz'])} starts each, alternating; server healthy after "
-        f"{up['attnviz']:.1f} s (attnviz) / {up['floor']:.1f} s (floor); attnviz imports "
-        "TensorFlow during its first run"
+        f"{up['attnviz']:.1f} s (attnviz) / {up['floor']:.1f} s (floor); attnviz starts "
+        "importing TensorFlow when its server starts (app.py's lifespan hook)"
     )
     return [
         Figure(f"cold start to first heatmap (N={COLD_N})", ours, "floor", floor, "s",

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).parents[1] / "app.py")
+APP = str(Path(__file__).parents[1] / "attnviz" / "ui" / "page.py")  # the page app.py serves
 FIRST_RUN_TIMEOUT = 180  # the first run imports TensorFlow (about 5 s, more on a busy box)
 
 

@@ -40,7 +40,7 @@ TITLES = (  # always all six stages, so the layout stays put as controls change
     "Attention weights",
     "Output (context vectors)",
 )
-PRESETS = sorted(p.stem for p in (Path(APP).parent / "assets" / "presets").glob("*.json"))
+PRESETS = sorted(p.stem for p in (Path(APP).parents[2] / "assets" / "presets").glob("*.json"))
 TWO_SENTENCES = "The cat sat on the mat .\nIt slept ."  # 7 and 3 tokens
 
 

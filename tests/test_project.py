@@ -58,3 +58,22 @@ def test_no_unsafe_calls_in_the_package():
             "shell=True",
         ):
             assert banned not in code, f"{banned} in {path.name}"
+
+
+def test_app_py_is_an_st_app_serving_the_page_with_a_warm_up():
+    # `streamlit run app.py` finds this st.App (as its CLI does) and serves the page script
+    from streamlit.web.server.app_discovery import discover_asgi_app
+
+    found = discover_asgi_app(ROOT / "app.py")
+    assert found.is_asgi_app and found.import_string == "app:app"
+    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    assert 'st.App("attnviz/ui/page.py", lifespan=' in source
+    assert (ROOT / "attnviz" / "ui" / "page.py").is_file()
+
+
+def test_warm_up_traces_the_attention_graphs():
+    from attnviz import attention
+    from attnviz.ui.warmup import warm_up
+
+    warm_up()
+    assert {(True, False, "-inf"), (True, True, "-inf")} <= set(attention._COMPILED)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from attnviz.attention import AttentionSettings
-from attnviz.ui.state import bound
+from attnviz.ui.state import bound, initial
 
 MODES = {  # URL value -> what the page calls it
     "matrices": "Matrices",
@@ -69,7 +69,7 @@ def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
     )
     use_padding = side.toggle(
         "Padding mask",
-        value=True,
+        **initial("padding", True),
         **bound("padding"),
         help="No query may attend a key marked as padding.",
     )
@@ -83,8 +83,8 @@ def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
                 "Window half-width w",
                 min_value=0,
                 max_value=4096,
-                value=1,
                 step=1,
+                **initial("window", 1),
                 **bound("window"),
             )
         )
@@ -100,7 +100,7 @@ def _scale_and_mask_value_controls() -> tuple[bool, str]:
         )
     scale = side.toggle(
         "Scale by √Dk",
-        value=True,
+        **initial("scale", True),
         **bound("scale"),
         help="Divide every score by the square root of the key size Dk.",
     )

@@ -125,7 +125,7 @@ def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
         "Q, K, V from",
         list(SOURCES),
         format_func=SOURCES.get,
-        default="type",
+        **({} if "source" in state else {"default": "type"}),  # a preset may have set it
         required=True,
         **bound("source"),
     )

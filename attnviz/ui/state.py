@@ -28,6 +28,12 @@ def bound(key: str) -> dict:
     return {"key": key, "bind": "query-params", "persist_state": "session"}
 
 
+def initial(key: str, value) -> dict:
+    """`value=` for a widget's first draw, or nothing once its key holds a value (a preset set
+    it): Streamlit warns when a widget gets both a default and a Session State value."""
+    return {} if key in st.session_state else {"value": value}
+
+
 def kept(key: str) -> dict:
     """Widget keyword arguments that keep an input across reruns and mode switches."""
     return {"key": key, "persist_state": "session"}
