@@ -77,3 +77,26 @@ def test_warm_up_traces_the_attention_graphs():
 
     warm_up()
     assert {(True, False, "-inf"), (True, True, "-inf")} <= set(attention._COMPILED)
+
+
+def test_the_page_script_finds_the_package_from_any_working_directory(tmp_path):
+    # AppTest and `streamlit run attnviz/ui/page.py` put only the page's own folder on sys.path
+    import subprocess
+    import sys
+
+    page = str(ROOT / "attnviz" / "ui" / "page.py")
+    probe = (
+        "import runpy, sys\n"
+        "try:\n"
+        f"    runpy.run_path({page!r})\n"  # main() needs a Streamlit session: stop at its import
+        "except BaseException as err:\n"
+        "    print(type(err).__name__)\n"
+        "import attnviz.ui\n"
+        "print('package from', attnviz.ui.__file__)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"package from {ROOT / 'attnviz' / 'ui' / '__init__.py'}" in out.stdout
