@@ -702,3 +702,24 @@ def test_url_drops_long_texts(at):
     assert "q_text" not in at.query_params and "k_text" not in at.query_params
     at.text_area(key="q_text").input("1 0 0\n0 1 0").run()
     assert at.query_params["q_text"] == "1 0 0\n0 1 0"
+
+
+def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypatch):
+    # Streamlit calls keras.backend.clear_session() after every run; Keras's version drops
+    # TensorFlow's kernel cache, and the next run's first TensorFlow call rebuilds it. attnviz
+    # lets it through only after views that build Keras models (whose functions it frees).
+    import keras
+
+    from attnviz.ui import main
+
+    cleared = []
+    monkeypatch.setattr(main, "_KERAS_CLEAR_SESSION", lambda **kw: cleared.append(kw))
+    at.run()
+    ui.assert_ok(at)
+    assert keras.backend.clear_session is main._clear_session_after_run
+    assert keras.utils.clear_session is not main._clear_session_after_run  # public API kept
+    at.toggle(key="causal").set_value(True).run()  # matrices: no models, the cache stays
+    assert cleared == []
+    at.button_group(key="mode").set_value("Multi-head").run()
+    ui.assert_ok(at)
+    assert cleared == [{"free_memory": True}]  # layers were built: Keras's clear runs
