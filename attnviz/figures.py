@@ -43,6 +43,7 @@ from attnviz.checks import check_choice, check_int, describe
 from attnviz.pooling import MAX_SIDE, PooledMatrix, pool_matrix
 
 TEXT_SIDE = 12  # print values in the cells when both sides are at most this
+CROWDED_COLUMNS = 8  # above this many columns, printed values get 2 digits and a smaller font
 MARK_SIDE = TEXT_SIDE  # print "✕" in blocked cells when both sides are at most this
 MAX_TICKS = 40  # most token labels per axis; more positions (or too little room) get a subset
 MAX_NUMBER_TICKS = 10  # most labels of numbered positions (0, 1, 2, ...): a round step, as
@@ -311,8 +312,9 @@ def _value_trace(
         **_color_range(kind, grid.values),
     )
     if annotate and max(grid.values.shape) <= TEXT_SIDE and kind != "mask":
-        trace.update(text=_cell_text(grid.values), texttemplate="%{text}")
-        trace.update(textfont=dict(size=FONT_SIZE))
+        crowded = grid.values.shape[1] > CROWDED_COLUMNS  # narrow cells: shorter, smaller text
+        trace.update(text=_cell_text(grid.values, 2 if crowded else 3), texttemplate="%{text}")
+        trace.update(textfont=dict(size=FONT_SIZE - 2 if crowded else FONT_SIZE))
     return trace
 
 
@@ -334,9 +336,9 @@ def _colorbar(kind: str, style: _Kind) -> dict[str, Any]:
     return bar | dict(title=dict(text=style.value_name, side="right"))
 
 
-def _cell_text(z: np.ndarray) -> list[list[str]]:
-    """`(R, C)` values with 3 significant digits, "" for blocked cells."""
-    return [["" if math.isnan(v) else f"{v:.3g}" for v in row] for row in z.tolist()]
+def _cell_text(z: np.ndarray, digits: int = 3) -> list[list[str]]:
+    """`(R, C)` values with `digits` significant digits, "" for blocked cells."""
+    return [["" if math.isnan(v) else f"{v:.{digits}g}" for v in row] for row in z.tolist()]
 
 
 def _blocked_trace(grid: PooledMatrix, names: tuple[str, str], label: str) -> dict[str, Any]:

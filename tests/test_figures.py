@@ -287,6 +287,14 @@ def test_small_matrices_print_values_with_three_digits():
     assert fig.data[0].textfont.color is None  # plotly picks a colour contrasting each cell
 
 
+def test_values_in_narrow_cells_are_shorter_and_smaller():
+    z = np.full((2, 12), 0.0817)
+    trace = heatmap(z).data[0]
+    assert trace.text[0][0] == "0.082" and trace.textfont.size == figures.FONT_SIZE - 2
+    trace = heatmap(z[:, :8]).data[0]
+    assert trace.text[0][0] == "0.0817" and trace.textfont.size == figures.FONT_SIZE
+
+
 def test_larger_matrices_print_no_values_or_marks():
     fig = heatmap(np.zeros((13, 13)), blocked=np.eye(13, dtype=bool))
     assert fig.data[0].text is None and fig.data[1].text is None
