@@ -36,9 +36,8 @@ from pages import (
     settle,
     timed_toggle,
 )
-from report import Figure, failed, progress
+from report import SIZES, Figure, failed, progress
 
-SIZES = (16, 256, 1024, 4096)
 CLICKS = {16: 10, 256: 10, 1024: 6, 4096: 4}  # timed clicks per app and size
 QUICK_CLICKS = {16: 3, 256: 3, 1024: 2, 4096: 2}
 COLD_STARTS, QUICK_COLD_STARTS = 5, 2

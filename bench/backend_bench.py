@@ -21,10 +21,9 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
-from report import Figure, interleaved, median_ms  # noqa: E402
+from report import SIZES, Figure, interleaved, median_ms  # noqa: E402
 
 D = 64
-SIZES = (16, 256, 1024, 4096)
 REPEATS = {16: 60, 256: 40, 1024: 30, 4096: 15}  # timed calls per subject
 QUICK_REPEATS = {16: 10, 256: 10, 1024: 5, 4096: 3}
 

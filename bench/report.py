@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+SIZES = (16, 256, 1024, 4096)  # token counts the back-end and click sections measure
+
 
 @dataclass(frozen=True)
 class Figure:
