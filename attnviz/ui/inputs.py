@@ -14,7 +14,7 @@ import streamlit as st
 from attnviz.parsing import load_matrix, parse_matrix_text
 from attnviz.presets import Preset, RandomSpec, random_qkv
 from attnviz.text import encode_sentences
-from attnviz.ui.state import bound, kept, plain
+from attnviz.ui.state import bound, initial, kept, plain
 
 MATRIX_NAMES = (("queries", "Q", "q_text"), ("keys", "K", "k_text"), ("values", "V", "v_text"))
 SOURCES = {"type": "Type or paste", "upload": "Upload files", "random": "Random"}
@@ -125,7 +125,7 @@ def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
         "Q, K, V from",
         list(SOURCES),
         format_func=SOURCES.get,
-        **({} if "source" in state else {"default": "type"}),  # a preset may have set it
+        **initial("source", "type", arg="default"),  # a preset may have set it
         required=True,
         **bound("source"),
     )

@@ -28,10 +28,10 @@ def bound(key: str) -> dict:
     return {"key": key, "bind": "query-params", "persist_state": "session"}
 
 
-def initial(key: str, value) -> dict:
-    """`value=` for a widget's first draw, or nothing once its key holds a value (a preset set
-    it): Streamlit warns when a widget gets both a default and a Session State value."""
-    return {} if key in st.session_state else {"value": value}
+def initial(key: str, value, arg: str = "value") -> dict:
+    """`value=` (or `arg=`) for a widget's first draw, or nothing once its key holds a value (a
+    preset set it): Streamlit warns when a widget gets both a default and a Session State value."""
+    return {} if key in st.session_state else {arg: value}
 
 
 def kept(key: str) -> dict:
