@@ -13,15 +13,9 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 HERE = Path(__file__).parent
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+sys.path.insert(0, str(HERE.parents[1] / "bench"))
+from pages import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the benchmark's browser settings)
+
 SHOTS = {  # file name: (URL query, page height)
     "heatmaps": ("", 1900),
     "step_by_step": ("?view=Step+by+step&cell_i=1", 1500),
@@ -39,7 +33,7 @@ SHOTS = {  # file name: (URL query, page height)
 
 def take(base: str) -> None:
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for name, (query, height) in SHOTS.items():
             page = browser.new_page(viewport={"width": 1400, "height": height})
             page.goto(base + "/" + query)
