@@ -1,51 +1,57 @@
-"""attnviz: attention you can see, computed exactly as the textbooks define it."""
+"""attnviz: attention you can see, computed exactly as the textbooks define it.
 
+The package is grouped by concept: `core` (limits, checks, masks, score layers, attention,
+statistics), `inputs` (matrix parsing, sentences → Q/K/V, presets), `transformer` (multi-head,
+the three ways, the decoder), `drawing` (figures, lines, downloads), `learn` (trained seq2seq
+attention) and `ui` (the Streamlit app, the only code that imports streamlit).
+
+The public names below are imported on first use, so `import attnviz` (and drawing) does not
+import TensorFlow until an attention function is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
 import os
+from typing import Any
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter quiet
 
-from attnviz.attention import (  # noqa: E402
-    AttentionResult,
-    AttentionSettings,
-    ScoredAttention,
-    attention_stages,
-    compute_attention,
-)
-from attnviz.parsing import (  # noqa: E402
-    load_matrix,
-    parse_csv_bytes,
-    parse_json_text,
-    parse_matrix_text,
-    parse_npy_bytes,
-)
-from attnviz.scoring import AttentionScore, ConcatScore, DotScore, GeneralScore  # noqa: E402
-from attnviz.text import (  # noqa: E402
-    PAD_TOKEN,
-    EncodedSentences,
-    encode_sentences,
-    positional_encoding,
-    tokenize,
-)
+_HOMES = {  # public name -> the module that defines it
+    "AttentionResult": "attnviz.core.attention",
+    "AttentionSettings": "attnviz.core.attention",
+    "ScoredAttention": "attnviz.core.attention",
+    "attention_stages": "attnviz.core.attention",
+    "compute_attention": "attnviz.core.attention",
+    "AttentionScore": "attnviz.core.scoring",
+    "ConcatScore": "attnviz.core.scoring",
+    "DotScore": "attnviz.core.scoring",
+    "GeneralScore": "attnviz.core.scoring",
+    "load_matrix": "attnviz.inputs.parsing",
+    "parse_csv_bytes": "attnviz.inputs.parsing",
+    "parse_json_text": "attnviz.inputs.parsing",
+    "parse_matrix_text": "attnviz.inputs.parsing",
+    "parse_npy_bytes": "attnviz.inputs.parsing",
+    "PAD_TOKEN": "attnviz.inputs.text",
+    "EncodedSentences": "attnviz.inputs.text",
+    "encode_sentences": "attnviz.inputs.text",
+    "positional_encoding": "attnviz.inputs.text",
+    "tokenize": "attnviz.inputs.text",
+}
 
-__all__ = [
-    "PAD_TOKEN",
-    "AttentionResult",
-    "AttentionScore",
-    "AttentionSettings",
-    "ConcatScore",
-    "DotScore",
-    "EncodedSentences",
-    "GeneralScore",
-    "ScoredAttention",
-    "attention_stages",
-    "compute_attention",
-    "encode_sentences",
-    "load_matrix",
-    "parse_csv_bytes",
-    "parse_json_text",
-    "parse_matrix_text",
-    "parse_npy_bytes",
-    "positional_encoding",
-    "tokenize",
-]
+__all__ = sorted(_HOMES)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its home module the first time it is used."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'attnviz' has no attribute '{name}'")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -9,7 +9,7 @@ from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 from attnviz import encode_sentences
-from attnviz.ways import compute_way
+from attnviz.transformer.ways import compute_way
 
 
 def _open(mode: str, **params: str) -> AppTest:
@@ -136,3 +136,34 @@ def test_decoder_explains_heads_that_do_not_divide_d_model():
     at.run(timeout=FIRST_RUN_TIMEOUT)
     assert not at.exception
     assert any("divisible" in e for e in ui.errors(at))
+
+
+@pytest.mark.parametrize(
+    ("scale", "expected"),
+    [
+        ("true", "4 heads · Dk = Dv = 4 per head · d_model = 16 · scores × 1/√4"),
+        ("false", "4 heads · Dk = Dv = 4 per head · d_model = 16 · no scaling"),
+    ],
+    ids=["scaled", "unscaled"],
+)
+def test_heads_caption_names_the_sizes_with_and_without_scaling(scale, expected):
+    at = _open("Multi-head", scale=scale)
+    assert expected in ui.captions(at).splitlines()
+
+
+@pytest.mark.parametrize("heads", [4, 8, 16])
+def test_head_thumbnails_keep_their_labels_readable(heads):
+    at = _open("Multi-head", mh_h=str(heads), mh_dmodel="32")
+    thumbs = [s for s in ui.specs(at) if s["layout"]["title"]["text"].startswith("Head ")]
+    thumbs = [s for s in thumbs if "enlarged" not in s["layout"]["title"]["text"]]
+    assert len(thumbs) == heads
+    for spec in thumbs:
+        layout = spec["layout"]
+        # every token on both axes, x labels upright rather than run together
+        assert ui.ticks(spec, "x") == ["Le", "chat", "est", "assis", "sur", "le", "tapis", "."]
+        assert layout["xaxis2"]["tickangle"] == -90
+        assert ui.ticks(spec, "y") == ui.ticks(spec, "x")
+        # square cells area, no colour bar or values crowding a quarter-page chart
+        assert spec["data"][0]["showscale"] is False
+        assert "text" not in spec["data"][0]
+        assert layout["height"] - layout["margin"]["b"] - layout["margin"]["t"] < 200

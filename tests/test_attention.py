@@ -1,4 +1,4 @@
-"""Tests for attnviz.attention: compute_attention, AttentionResult and the ScoredAttention layer.
+"""Tests for attention: compute_attention, AttentionResult and the ScoredAttention layer.
 
 Shape letters: B batch, T queries, S keys, D features (Dq/Dk/Dv), U concat units.
 The float64 numpy reference in `reference.py` shares no code with attnviz.
@@ -24,8 +24,8 @@ from attnviz import (
     attention_stages,
     compute_attention,
 )
-from attnviz import attention as attention_module
-from attnviz.scoring import make_score_layer
+from attnviz.core import attention as attention_module
+from attnviz.core.scoring import make_score_layer
 
 T, F = True, False
 TOL = {"rtol": 1e-5, "atol": 1e-5}
@@ -882,7 +882,7 @@ def test_huge_params_are_rejected_or_give_finite_weights(query, w):
 def test_dot_scores_of_the_largest_allowed_inputs_stay_finite():
     # compute_attention skips the overflow check for dot scores: |q·k| <= MAX_FEATURES *
     # MAX_ABS_VALUE**2 ~ 1e33 < float32's 3.4e38. This pins that bound to the limits.
-    from attnviz.limits import MAX_ABS_VALUE, MAX_FEATURES
+    from attnviz.core.limits import MAX_ABS_VALUE, MAX_FEATURES
 
     big = np.full((2, MAX_FEATURES), MAX_ABS_VALUE)
     result = compute_attention(big, big, np.ones((2, 1)), scale=False)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from attnviz import compute_attention
-from attnviz.export import MATRICES, matrix_to_csv, result_to_json
+from attnviz.drawing.export import MATRICES, matrix_to_csv, result_to_json
 
 
 def test_csv_has_labels_and_exact_values():

@@ -1,4 +1,4 @@
-"""Tests for attnviz.figures: heatmaps, pooling, focus row and difference."""
+"""Tests for attnviz.drawing.figures: heatmaps, pooling, focus row and difference."""
 
 import json
 import subprocess
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnviz import figures
-from attnviz.figures import (
+from attnviz.drawing import figures
+from attnviz.drawing.figures import (
     BLOCKED_COLOR,
     SIGNED_COLORSCALE,
     WEIGHTS_COLORSCALE,
@@ -504,12 +504,12 @@ def test_difference_rejects_different_shapes():
 
 
 def test_module_needs_neither_streamlit_nor_tensorflow():
-    # Loads attnviz.figures without the package __init__ (which imports TensorFlow).
+    # Loads attnviz.drawing.figures without the package __init__ (which imports TensorFlow).
     code = (
         "import sys, types\n"
         "pkg = types.ModuleType('attnviz'); pkg.__path__ = ['attnviz']\n"
         "sys.modules['attnviz'] = pkg\n"
-        "from attnviz.figures import heatmap\n"
+        "from attnviz.drawing.figures import heatmap\n"
         "heatmap([[0.5, 0.5]], kind='weights').to_json()\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('tensorflow', 'keras', 'streamlit')))\n"

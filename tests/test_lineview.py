@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from attnviz.lineview import MAX_LINE_TOKENS, MIN_WEIGHT, line_view_data, line_view_html
+from attnviz.drawing.lineview import MAX_LINE_TOKENS, MIN_WEIGHT, line_view_data, line_view_html
 
 
 def test_lines_are_the_weights_at_or_above_the_threshold():

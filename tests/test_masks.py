@@ -1,9 +1,15 @@
-"""Tests for attnviz.masks: causal, window and key padding masks and their AND-combination."""
+"""Tests for attnviz.core.masks: causal, window and key padding masks and their AND-combination."""
 
 import numpy as np
 import pytest
 
-from attnviz.masks import build_mask, causal_mask, check_padding_mask, check_window, window_mask
+from attnviz.core.masks import (
+    build_mask,
+    causal_mask,
+    check_padding_mask,
+    check_window,
+    window_mask,
+)
 
 T, F = True, False
 

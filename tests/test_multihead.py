@@ -1,13 +1,13 @@
-"""Tests for attnviz.multihead: every head against Keras's MultiHeadAttention and float64 numpy."""
+"""Tests for multihead: every head against Keras's MultiHeadAttention and float64 numpy."""
 
 import keras
 import numpy as np
 import pytest
 from reference import reference_attention
 
-from attnviz.attention import compute_attention
-from attnviz.multihead import compute_multihead
-from attnviz.text import encode_sentences
+from attnviz.core.attention import compute_attention
+from attnviz.inputs.text import encode_sentences
+from attnviz.transformer.multihead import compute_multihead
 
 RNG = np.random.default_rng(7)
 

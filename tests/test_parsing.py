@@ -1,4 +1,4 @@
-"""Tests for attnviz.parsing: matrices typed, pasted or uploaded as text, CSV, JSON or .npy."""
+"""Tests for parsing: matrices typed, pasted or uploaded as text, CSV, JSON or .npy."""
 
 import io
 import json
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from attnviz.limits import MAX_FEATURES, MAX_TEXT_CHARS, MAX_TOKENS, MAX_UPLOAD_BYTES
-from attnviz.parsing import (
+from attnviz.core.limits import MAX_FEATURES, MAX_TEXT_CHARS, MAX_TOKENS, MAX_UPLOAD_BYTES
+from attnviz.inputs.parsing import (
     ALLOWED_EXTENSIONS,
     load_matrix,
     parse_csv_bytes,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnviz import compute_attention, parse_matrix_text
-from attnviz.presets import RandomSpec, load_presets, random_qkv
+from attnviz.inputs.presets import RandomSpec, load_presets, random_qkv
 
 PRESETS = load_presets(Path(__file__).parents[1] / "assets" / "presets")
 

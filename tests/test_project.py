@@ -72,7 +72,7 @@ def test_app_py_is_an_st_app_serving_the_page_with_a_warm_up():
 
 
 def test_warm_up_traces_the_attention_graphs():
-    from attnviz import attention
+    from attnviz.core import attention
     from attnviz.ui.warmup import warm_up
 
     warm_up()

@@ -1,4 +1,4 @@
-"""Tests for attnviz.scoring: the score layers, their weights and their Keras serialisation.
+"""Tests for attnviz.core.scoring: the score layers, their weights and their Keras serialisation.
 
 Shape letters: B batch, T queries, S keys, Dq/Dk query/key features, U concat units.
 """
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from reference import raw_scores
 
-import attnviz.scoring
+import attnviz.core.scoring
 from attnviz import compute_attention
-from attnviz.scoring import (
+from attnviz.core.scoring import (
     AttentionScore,
     ConcatScore,
     DotScore,
@@ -138,7 +138,7 @@ def test_concat_blocking_gives_the_unblocked_scores(monkeypatch, cells):
     layer = _concat(rng.normal(size=(3, 4)), rng.normal(size=(2, 4)), rng.normal(size=4))
     unblocked = np.asarray(layer(q, k))
     # B·S·U = 24 floats per query row: 48 cells score 2 queries per block (blocks 2, 2, 1).
-    monkeypatch.setattr(attnviz.scoring, "CONCAT_BLOCK_CELLS", cells)
+    monkeypatch.setattr(attnviz.core.scoring, "CONCAT_BLOCK_CELLS", cells)
     blocked = np.asarray(layer(q, k))
     assert blocked.shape == (2, 5, 3)
     np.testing.assert_allclose(blocked, unblocked, rtol=1e-6, atol=1e-7)
@@ -148,7 +148,7 @@ def test_concat_blocking_inside_compute_attention(monkeypatch):
     rng = np.random.default_rng(7)
     q, k, v = rng.normal(size=(6, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
     whole = compute_attention(q, k, v, score="concat", causal=True, seed=3)
-    monkeypatch.setattr(attnviz.scoring, "CONCAT_BLOCK_CELLS", 8)  # 1 query per block
+    monkeypatch.setattr(attnviz.core.scoring, "CONCAT_BLOCK_CELLS", 8)  # 1 query per block
     blocked = compute_attention(q, k, v, score="concat", causal=True, seed=3)
     np.testing.assert_allclose(blocked.scores, whole.scores, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(blocked.output, whole.output, rtol=1e-6, atol=1e-7)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnviz import compute_attention
-from attnviz.stats import explain_cell, format_number, row_stats
+from attnviz.core.stats import explain_cell, format_number, row_stats
 
 Q = [[1, 0, 0], [0, 1, 0]]
 K = [[1, 2, 3], [4, 5, 6]]

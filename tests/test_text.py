@@ -1,4 +1,4 @@
-"""Tests for attnviz.text: tokenizer, embeddings, positional encoding, projections, batches."""
+"""Tests for text: tokenizer, embeddings, positional encoding, projections, batches."""
 
 import math
 import os
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnviz import limits
-from attnviz.text import (
+from attnviz.core import limits
+from attnviz.inputs.text import (
     PAD_TOKEN,
     encode_sentences,
     positional_encoding,
@@ -145,15 +145,12 @@ def test_embeddings_match_across_sentences_and_calls():
 
 
 def test_determinism_across_processes_without_tensorflow():
-    # Loads attnviz.text without the package __init__ (which pulls in TensorFlow) to check that
-    # the module itself needs only numpy and the standard library.
+    # Imports the text module in a fresh process (the package __init__ is lazy) to check that it
+    # needs only numpy and the standard library, and hashes the same whatever PYTHONHASHSEED is.
     token, text = "नमस्ते", "Bonjour 🇫🇷!\nnot yet"
     code = textwrap.dedent(f"""
-        import sys, types
-        package = types.ModuleType("attnviz")
-        package.__path__ = ["attnviz"]
-        sys.modules["attnviz"] = package
-        from attnviz.text import encode_sentences, token_embedding
+        import sys
+        from attnviz.inputs.text import encode_sentences, token_embedding
         print(token_embedding({ascii(token)}, 3, seed=7).tobytes().hex())
         print(encode_sentences({ascii(text)}, d_model=5).query.tobytes().hex())
         heavy = ("tensorflow", "keras", "streamlit")

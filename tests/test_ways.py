@@ -1,10 +1,16 @@
-"""Tests for attnviz.ways: the three ways of attention and their masks, pinned by hand."""
+"""Tests for ways: the three ways of attention and their masks, pinned by hand."""
 
 import numpy as np
 import pytest
 
-from attnviz.multihead import compute_multihead
-from attnviz.ways import ATTENTION_WAYS, WAY_NAMES, compute_way, way_mask, way_mask_settings
+from attnviz.transformer.multihead import compute_multihead
+from attnviz.transformer.ways import (
+    ATTENTION_WAYS,
+    WAY_NAMES,
+    compute_way,
+    way_mask,
+    way_mask_settings,
+)
 
 T, F = True, False
 SOURCE_PAD = [T, T, T, F]  # 4 source tokens, the last is padding

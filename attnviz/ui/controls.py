@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from attnviz.attention import AttentionSettings
+from attnviz.core.attention import AttentionSettings
 from attnviz.ui.state import bound, initial
 
 MODES = {  # URL value -> what the page calls it

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attnviz.parsing import load_matrix, parse_matrix_text
-from attnviz.presets import Preset, RandomSpec, random_qkv
-from attnviz.text import encode_sentences
+from attnviz.inputs.parsing import load_matrix, parse_matrix_text
+from attnviz.inputs.presets import Preset, RandomSpec, random_qkv
+from attnviz.inputs.text import encode_sentences
 from attnviz.ui.state import bound, initial, kept, plain
 
 MATRIX_NAMES = (("queries", "Q", "q_text"), ("keys", "K", "k_text"), ("values", "V", "v_text"))

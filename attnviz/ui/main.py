@@ -10,7 +10,7 @@ from pathlib import Path
 import keras
 import streamlit as st
 
-from attnviz.presets import load_presets
+from attnviz.inputs.presets import load_presets
 from attnviz.ui.controls import mode_selector, sidebar_controls
 from attnviz.ui.inputs import cross_panel, matrix_panel, sentence_panel, start_session
 from attnviz.ui.state import restore_texts_from_url, store_texts_in_url

@@ -11,14 +11,14 @@ import time
 import numpy as np
 import streamlit as st
 
-from attnviz import figures
-from attnviz.attention import AttentionSettings
-from attnviz.decoder import DecoderResult, run_decoder
-from attnviz.text import encode_sentences
+from attnviz.core.attention import AttentionSettings
+from attnviz.drawing import figures
+from attnviz.inputs.text import encode_sentences
+from attnviz.transformer.decoder import DecoderResult, run_decoder
+from attnviz.transformer.ways import ATTENTION_WAYS, compute_way
 from attnviz.ui.inputs import _parse, paired, sequence_selector
 from attnviz.ui.state import bound, kept
 from attnviz.ui.views import line_view
-from attnviz.ways import ATTENTION_WAYS, compute_way
 
 HEADS_PER_ROW = 4
 DECODER_FIELDS = (  # (session key, label, default = the seed tutorial's size, min, max)
@@ -104,30 +104,14 @@ def multihead_panel(settings: AttentionSettings) -> None:
 
 def _heads_view(result, b: int, rows, cols) -> None:
     h = result.num_heads
+    scaling = f"scores × 1/√{result.d_k}" if result.settings.scale else "no scaling"
     st.caption(
         f"{h} heads · Dk = Dv = {result.d_k} per head · d_model = {result.output.shape[-1]}"
-        f" · scores × 1/√{result.d_k}"
-        if result.settings.scale
-        else " · no scaling"
+        f" · {scaling}"
     )
-    blocked = ~result.mask[b]
     common = {"row_labels": rows, "col_labels": cols}
     st.subheader("Every head's weights")
-    for start in range(0, h, HEADS_PER_ROW):
-        columns = st.columns(HEADS_PER_ROW)
-        for column, head in zip(columns, range(start, min(h, start + HEADS_PER_ROW)), strict=False):
-            with column:
-                st.plotly_chart(
-                    figures.heatmap(
-                        result.weights[b, head],
-                        kind="weights",
-                        title=f"Head {head}",
-                        blocked=blocked & (result.weights[b, head] == 0),
-                        annotate=False,
-                        **common,
-                    ),
-                    key=f"head-{head}",
-                )
+    head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}", "head")
     head = int(st.selectbox("Enlarge head", range(h), **bound("mh_head")) or 0)
     left, right = st.columns([3, 2])
     with left:
@@ -240,7 +224,17 @@ def _decoder_attention(result: DecoderResult, tokens: np.ndarray) -> None:
     rows = [f"t{j}={tok}" for j, tok in enumerate(tokens[b])]
     cols = rows if which == "self" else [f"s{j}" for j in range(weights.shape[-1])]
     mask = (result.self_mask if which == "self" else result.cross_mask)[b]
+    head_grid(weights, mask, rows, cols, f"Layer {layer} · head {{head}}", "dec-head")
+
+
+def head_grid(weights: np.ndarray, mask: np.ndarray, rows, cols, title: str, key: str) -> None:
+    """Every head's `(H, T, S)` weights as thumbnails, `HEADS_PER_ROW` a row, on one shared
+    colour scale; `mask (T, S)` True = allowed; `title` is formatted with `head`."""
     h = weights.shape[0]
+    st.caption(
+        "All heads share one colour scale: weight 0 (dark) to 1 (yellow); grey = masked. "
+        "Hover a cell for its query, key and weight."
+    )
     for start in range(0, h, HEADS_PER_ROW):
         columns = st.columns(HEADS_PER_ROW)
         for column, head in zip(columns, range(start, min(h, start + HEADS_PER_ROW)), strict=False):
@@ -249,11 +243,11 @@ def _decoder_attention(result: DecoderResult, tokens: np.ndarray) -> None:
                     figures.heatmap(
                         weights[head],
                         kind="weights",
-                        title=f"Layer {layer} · head {head}",
+                        title=title.format(head=head),
                         row_labels=rows,
-                        annotate=False,
                         col_labels=cols,
                         blocked=~mask & (weights[head] == 0),
+                        thumbnail=True,
                     ),
-                    key=f"dec-head-{head}",
+                    key=f"{key}-{head}",
                 )

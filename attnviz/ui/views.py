@@ -11,11 +11,11 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 import streamlit as st
 
-from attnviz import figures
-from attnviz.attention import AttentionResult, AttentionSettings, compute_attention
-from attnviz.export import matrix_to_csv, result_to_json
-from attnviz.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
-from attnviz.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_stats
+from attnviz.core.attention import AttentionResult, AttentionSettings, compute_attention
+from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_stats
+from attnviz.drawing import figures
+from attnviz.drawing.export import matrix_to_csv, result_to_json
+from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
 from attnviz.ui.inputs import Problem
 from attnviz.ui.state import bound, plain
 

@@ -16,7 +16,7 @@ def warm_up() -> None:
     try:
         import numpy as np
 
-        from attnviz.attention import compute_attention
+        from attnviz.core.attention import compute_attention
 
         x = np.eye(2, dtype=np.float32)
         for causal in (False, True):

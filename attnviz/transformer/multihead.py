@@ -30,12 +30,12 @@ from typing import Any
 import numpy as np
 from keras import ops
 
-from attnviz.attention import AttentionSettings, attention_stages, check_qkv
-from attnviz.checks import check_int, read_only
-from attnviz.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
-from attnviz.masks import build_mask, check_padding_mask
-from attnviz.scoring import DotScore, check_param
-from attnviz.text import projection_weights, seeded_rng
+from attnviz.core.attention import AttentionSettings, attention_stages, check_qkv
+from attnviz.core.checks import check_int, read_only
+from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
+from attnviz.core.masks import build_mask, check_padding_mask
+from attnviz.core.scoring import DotScore, check_param
+from attnviz.inputs.text import projection_weights, seeded_rng
 
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 

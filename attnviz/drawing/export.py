@@ -9,11 +9,12 @@ import csv
 import io
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attnviz.attention import AttentionResult
+if TYPE_CHECKING:  # only for the hint: exporting does not import TensorFlow
+    from attnviz.core.attention import AttentionResult
 
 MATRICES = ("raw_scores", "scores", "mask", "masked_scores", "weights", "output")
 

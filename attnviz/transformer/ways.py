@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.checks import check_choice, check_int
-from attnviz.limits import MAX_TOKENS
-from attnviz.masks import build_mask, check_padding_mask
-from attnviz.multihead import MultiHeadResult, compute_multihead
+from attnviz.core.checks import check_choice, check_int
+from attnviz.core.limits import MAX_TOKENS
+from attnviz.core.masks import build_mask, check_padding_mask
+from attnviz.transformer.multihead import MultiHeadResult, compute_multihead
 
 
 @dataclass(frozen=True)

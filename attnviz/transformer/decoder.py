@@ -22,7 +22,7 @@ Differences from the tutorial, all deliberate:
 Embeddings are the tutorial's `PositionEmbeddingFixedWeights`: fixed (non-trainable) sinusoidal
 tables for both the words and the positions, added together.
 
-The Keras layers live in `attnviz.decoder_layers`; this module checks inputs, builds a seeded
+The Keras layers live in `decoder_layers`; this module checks inputs, builds a seeded
 decoder and runs it (`run_decoder`).
 """
 
@@ -34,9 +34,8 @@ from typing import Any
 import keras
 import numpy as np
 
-from attnviz.checks import as_float_array, check_int, describe, read_only
-from attnviz.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
-from attnviz.limits import (
+from attnviz.core.checks import as_float_array, check_int, describe, read_only
+from attnviz.core.limits import (
     MAX_BATCH,
     MAX_D_FF,
     MAX_DECODER_TOKENS,
@@ -47,9 +46,10 @@ from attnviz.limits import (
     MAX_TOKENS,
     MAX_VOCAB,
 )
-from attnviz.masks import build_mask, check_padding_mask
-from attnviz.multihead import _check_head_sizes
-from attnviz.text import MAX_SEED
+from attnviz.core.masks import build_mask, check_padding_mask
+from attnviz.inputs.text import MAX_SEED
+from attnviz.transformer.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
+from attnviz.transformer.multihead import _check_head_sizes
 
 __all__ = [
     "Decoder",

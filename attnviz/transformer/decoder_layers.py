@@ -2,7 +2,7 @@
 
 Shape letters: B batch, T target tokens, S source tokens (rows of the encoder output), D model
 features (`d_model`), H heads, Dk/Dv query-key/value features per head, F feed-forward units.
-See `attnviz.decoder` for the tutorial these follow, the deliberate differences from it, and the
+See `decoder` for the tutorial these follow, the deliberate differences from it, and the
 checked, seeded front door `run_decoder`. These layers do not check their inputs.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 import keras
 from keras import ops
 
-from attnviz.text import positional_encoding
+from attnviz.inputs.text import positional_encoding
 
 
 @keras.saving.register_keras_serializable(package="attnviz")

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from attnviz.attention import NEG_LARGE, AttentionResult
+from attnviz.core.masks import NEG_LARGE
+
+if TYPE_CHECKING:  # only for hints: statistics do not import TensorFlow
+    from attnviz.core.attention import AttentionResult
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.checks import check_int, describe
-from attnviz.limits import MAX_TOKENS
+from attnviz.core.checks import check_int, describe
+from attnviz.core.limits import MAX_TOKENS
+
+MASK_VALUES = ("-inf", "-1e9")  # what a blocked logit becomes (see attention.attention_stages)
+NEG_LARGE = -1e9  # what the Keras tutorials add to masked logits (float32)
 
 
 def causal_mask(t: int, s: int) -> np.ndarray:

@@ -17,8 +17,8 @@ import keras
 import numpy as np
 from keras import ops
 
-from attnviz.checks import check_choice, describe
-from attnviz.limits import MAX_ABS_VALUE, MAX_FEATURES
+from attnviz.core.checks import check_choice, describe
+from attnviz.core.limits import MAX_ABS_VALUE, MAX_FEATURES
 
 SCORE_KINDS = ("dot", "general", "concat")
 CONCAT_BLOCK_CELLS = 1 << 22  # most B*t*S*U floats one concat block holds (16 MB in float32)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.limits import MAX_ABS_VALUE
+from attnviz.core.limits import MAX_ABS_VALUE
 
 
 def describe(value: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.checks import check_choice
+from attnviz.core.checks import check_choice
 
 MAX_SIDE = 256  # most heatmap cells per side before drawing a pooled overview
 POOL_RULES = ("mean", "mass", "any")

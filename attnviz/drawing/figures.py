@@ -39,8 +39,8 @@ import numpy as np
 import plotly.colors
 import plotly.graph_objects as go
 
-from attnviz.checks import check_choice, check_int, describe
-from attnviz.pooling import MAX_SIDE, PooledMatrix, pool_matrix
+from attnviz.core.checks import check_choice, check_int, describe
+from attnviz.drawing.pooling import MAX_SIDE, PooledMatrix, pool_matrix
 
 TEXT_SIDE = 12  # print values in the cells when both sides are at most this
 CROWDED_COLUMNS = 8  # above this many columns, printed values get 2 digits and a smaller font
@@ -54,6 +54,7 @@ CHAR_WIDTH = 0.6 * FONT_SIZE  # px of an average Latin character; wide (CJK) cha
 LINE_HEIGHT = 1.3 * FONT_SIZE  # px of one line of tick or title text
 MAX_LABEL_EXTENT = 180  # px: the margin grows with the labels up to this, then labels overflow
 PLOT_WIDTH = 480  # px a heatmap's cells get, about: half of a wide page, less the colour bar
+THUMB_WIDTH = 180  # px a thumbnail's cells get, about: a quarter of a wide page, less labels
 
 BLOCKED_COLOR = "#9a9a9a"  # neutral mid grey: on neither scale, visible on light and dark pages
 ALLOWED_COLOR = "#31688e"  # Viridis blue: darker than the grey and of a different hue
@@ -126,6 +127,7 @@ def heatmap(
     col_title: str | None = None,
     max_side: int = MAX_SIDE,
     annotate: bool = True,
+    thumbnail: bool = False,
 ) -> go.Figure:
     """A heatmap of one matrix: rows (queries) down, columns (keys or features) across.
 
@@ -141,7 +143,11 @@ def heatmap(
         blocked_label: hover text of blocked cells, e.g. "masked (−∞)".
         row_title: name of a row; col_title: name of a column (default "key", or "feature").
         max_side: most cells per side before drawing a pooled overview (see `pool_matrix`).
-        annotate: print the values in small matrices' cells (off for thumbnails).
+        annotate: print the values in small matrices' cells.
+        thumbnail: a small square heatmap for a grid of many (heads, layers): no values or
+            marks in the cells, no colour bar (the caller says the scale is shared), no axis
+            titles, and as many token labels as fit in `THUMB_WIDTH` pixels (x labels upright);
+            every cell's labels are in its hover.
 
     Returns:
         A `go.Figure`: trace 0 the values (NaN where blocked), trace 1 (if any cell is blocked)
@@ -157,22 +163,33 @@ def heatmap(
     max_side = check_int(max_side, "max_side", low=1)
     grid = pool_matrix(values, blocked, max_side=max_side, rule=style.rule)
     names = (_escape(row_title), _escape(style.col_title if col_title is None else col_title))
-    traces = [_value_trace(grid, style, kind, names, annotate)]
+    traces = [_value_trace(grid, style, kind, names, annotate and not thumbnail)]
+    if thumbnail:
+        traces[0]["showscale"] = False
     if grid.blocked.any():
-        traces.append(_blocked_trace(grid, names, _escape(blocked_label)))
+        traces.append(_blocked_trace(grid, names, _escape(blocked_label), marks=not thumbnail))
     traces.append(_label_axes_trace())
     note = _overview_note(grid, style) if grid.is_overview else ""
     t, s = values.shape
-    height = _height(len(grid.row_edges) - 1)
-    x_ticks, x_angle = _x_ticks(cols, s)
-    y_ticks = _tick_labels(rows, t, room=int((height - 130) / LINE_HEIGHT))
-    layout = _base_layout(_escape(title) + note, len(grid.row_edges) - 1, bool(note)) | dict(
-        margin=_heatmap_margin(x_ticks["ticktext"], x_angle, y_ticks["ticktext"], bool(note)),
+    n_rows = len(grid.row_edges) - 1
+    height = THUMB_WIDTH + 40 if thumbnail else _height(n_rows)
+    width = THUMB_WIDTH if thumbnail else PLOT_WIDTH
+    x_ticks, x_angle = _x_ticks(cols, s, width, tilt=-90 if thumbnail else -45)
+    y_ticks = _tick_labels(rows, t, room=int((height - (40 if thumbnail else 130)) / LINE_HEIGHT))
+    axis_titles = ("", "") if thumbnail else names
+    margin = _heatmap_margin(
+        x_ticks["ticktext"], x_angle, y_ticks["ticktext"], bool(note), titled=not thumbnail
+    )
+    layout = _base_layout(_escape(title) + note, n_rows, bool(note)) | dict(
+        margin=margin,
         xaxis=_data_axis(_cell_names(cols, grid.col_edges), (-0.5, s - 0.5)),
         yaxis=_data_axis(_cell_names(rows, grid.row_edges), (t - 0.5, -0.5)),  # row 0 on top
-        xaxis2=_label_axis(x_ticks, names[1], "x", (-0.5, s - 0.5)) | dict(tickangle=x_angle),
-        yaxis2=_label_axis(y_ticks, names[0], "y", (t - 0.5, -0.5)),
+        xaxis2=_label_axis(x_ticks, axis_titles[1], "x", (-0.5, s - 0.5))
+        | dict(tickangle=x_angle),
+        yaxis2=_label_axis(y_ticks, axis_titles[0], "y", (t - 0.5, -0.5)),
     )
+    if thumbnail:  # the cells' square gets THUMB_WIDTH; the margins come on top
+        layout["height"] = height + margin["b"]
     return _figure(traces, layout)
 
 
@@ -341,7 +358,9 @@ def _cell_text(z: np.ndarray, digits: int = 3) -> list[list[str]]:
     return [["" if math.isnan(v) else f"{v:.{digits}g}" for v in row] for row in z.tolist()]
 
 
-def _blocked_trace(grid: PooledMatrix, names: tuple[str, str], label: str) -> dict[str, Any]:
+def _blocked_trace(
+    grid: PooledMatrix, names: tuple[str, str], label: str, marks: bool = True
+) -> dict[str, Any]:
     """Grey blocked cells under the values (1 = blocked, drawn grey; 0 = clear), "✕" in small
     matrices. One byte a cell, not a float: the page sends three of these on every redraw. The
     value trace lies above it (`zorder`), so it answers the hover on allowed cells and this
@@ -360,9 +379,9 @@ def _blocked_trace(grid: PooledMatrix, names: tuple[str, str], label: str) -> di
         hovertemplate=f"{names[0]} %{{y}}<br>{names[1]} %{{x}}<br>{what}<extra></extra>",
         name=label,
     )
-    if max(grid.blocked.shape) <= MARK_SIDE:
-        marks = np.where(grid.blocked, "✕", "").tolist()
-        trace.update(text=marks, texttemplate="%{text}", textfont=dict(size=FONT_SIZE))
+    if marks and max(grid.blocked.shape) <= MARK_SIDE:
+        crosses = np.where(grid.blocked, "✕", "").tolist()
+        trace.update(text=crosses, texttemplate="%{text}", textfont=dict(size=FONT_SIZE))
     return trace
 
 
@@ -432,28 +451,37 @@ def _text_width(text: str) -> float:
     return units * CHAR_WIDTH
 
 
-def _x_ticks(labels: list[str] | None, n: int) -> tuple[dict[str, Any], int]:
-    """The x tick labels and their angle: level if they all fit side by side in about
-    `PLOT_WIDTH` pixels, else tilted by 45° and thinned to the ones that fit."""
+def _x_ticks(
+    labels: list[str] | None, n: int, width: int = PLOT_WIDTH, tilt: int = -45
+) -> tuple[dict[str, Any], int]:
+    """The x tick labels and their angle: level if they all fit side by side in about `width`
+    pixels, else tilted by `tilt` degrees and thinned to the ones that fit."""
     ticks = _tick_labels(labels, n)
     widest = max(_text_width(label) for label in ticks["ticktext"])
-    if (widest + CHAR_WIDTH) * len(ticks["ticktext"]) <= PLOT_WIDTH:
+    if (widest + CHAR_WIDTH) * len(ticks["ticktext"]) <= width:
         return ticks, 0
-    return _tick_labels(labels, n, room=int(PLOT_WIDTH / (1.5 * LINE_HEIGHT))), -45
+    room = width / (LINE_HEIGHT if tilt == -90 else 1.5 * LINE_HEIGHT)
+    return _tick_labels(labels, n, room=int(room)), tilt
 
 
 def _heatmap_margin(
-    x_labels: list[str], x_angle: int, y_labels: list[str], two_line_title: bool
+    x_labels: list[str],
+    x_angle: int,
+    y_labels: list[str],
+    two_line_title: bool,
+    titled: bool = True,
 ) -> dict[str, int]:
     """Margins that fit the tick labels and axis titles (the colour bar makes its own room)."""
     x_width = min(MAX_LABEL_EXTENT, max(_text_width(label) for label in x_labels))
     y_width = min(MAX_LABEL_EXTENT, max(_text_width(label) for label in y_labels))
-    x_height = LINE_HEIGHT if x_angle == 0 else (x_width + LINE_HEIGHT) * math.sqrt(0.5)
+    tilt = math.radians(abs(x_angle))
+    x_height = LINE_HEIGHT * math.cos(tilt) + x_width * math.sin(tilt)
+    title = 6 + LINE_HEIGHT if titled else 0  # room for the axis title beside the labels
     return dict(
-        l=int(10 + y_width + 6 + LINE_HEIGHT + 8),
+        l=int(10 + y_width + title + 8),
         r=10,
-        t=80 if two_line_title else 50,
-        b=int(10 + x_height + 6 + LINE_HEIGHT + 8),
+        t=80 if two_line_title else (50 if titled else 36),
+        b=int(10 + x_height + title + 8),
     )
 
 

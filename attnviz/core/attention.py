@@ -26,13 +26,10 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from attnviz.checks import as_float_array, check_choice, check_int, describe, read_only
-from attnviz.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
-from attnviz.masks import build_mask, check_padding_mask, check_window
-from attnviz.scoring import SCORE_KINDS, make_score_layer, resolve_params
-
-MASK_VALUES = ("-inf", "-1e9")
-NEG_LARGE = -1e9  # what the Keras tutorials add to masked logits (float32)
+from attnviz.core.checks import as_float_array, check_choice, check_int, describe, read_only
+from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
+from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask, check_window
+from attnviz.core.scoring import SCORE_KINDS, make_score_layer, resolve_params
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnviz import limits
-from attnviz.checks import check_int, describe
+from attnviz.core import limits
+from attnviz.core.checks import check_int, describe
 
 PAD_TOKEN = "<pad>"
 MAX_SEED = 2**32 - 1  # largest accepted `seed`

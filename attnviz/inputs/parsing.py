@@ -2,7 +2,7 @@
 
 Shapes: one matrix is `(R, C)` with R rows (usually tokens) and C columns (usually features); a
 batch, allowed only from JSON or .npy, is `(B, R, C)`. Every entry point returns finite float64
-numbers checked by `attnviz.checks.as_float_array` and within the limits of `attnviz.limits`, and
+numbers checked by `core.checks.as_float_array` and within the limits of `core.limits`, and
 rejects bad input with a plain-text `ValueError` that names the input, says where the problem is
 (1-based row and column, rows counted as the user's lines) and how to fix it.
 
@@ -26,8 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.checks import as_float_array, describe
-from attnviz.limits import MAX_BATCH, MAX_FEATURES, MAX_TEXT_CHARS, MAX_TOKENS, MAX_UPLOAD_BYTES
+from attnviz.core.checks import as_float_array, describe
+from attnviz.core.limits import (
+    MAX_BATCH,
+    MAX_FEATURES,
+    MAX_TEXT_CHARS,
+    MAX_TOKENS,
+    MAX_UPLOAD_BYTES,
+)
 
 ALLOWED_EXTENSIONS = (".csv", ".json", ".npy", ".tsv", ".txt")  # file types `load_matrix` reads
 _ECHO_CHARS = 30  # most characters of user text quoted back in an error message

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.checks import check_int
-from attnviz.limits import MAX_BATCH, MAX_FEATURES, MAX_TOKENS
+from attnviz.core.checks import check_int
+from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_TOKENS
 
 
 @dataclass(frozen=True)
