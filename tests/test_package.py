@@ -1,0 +1,36 @@
+"""Tests for attnviz/__init__.py: the public names, imported lazily (no TensorFlow on import)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_import_attnviz_and_drawing_need_no_tensorflow():
+    # The top-level names are imported on first use: a notebook can draw without TensorFlow.
+    probe = (
+        "import sys\n"
+        "import attnviz\n"
+        "from attnviz.drawing import export, figures, lineview\n"
+        "from attnviz.inputs import parsing, presets, text\n"
+        "from attnviz.core import checks, limits, masks, stats\n"
+        "figures.heatmap([[0.25, 0.75], [1.0, 0.0]], kind='weights')\n"
+        "print(sorted(m for m in ('tensorflow', 'keras', 'streamlit') if m in sys.modules))\n"
+        "attnviz.compute_attention([[1.0]], [[1.0]], [[2.0]])\n"
+        "print('tensorflow' in sys.modules, 'compute_attention' in attnviz.__all__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[]", "True True"]
+
+
+def test_every_public_name_resolves_and_unknown_names_fail():
+    import attnviz
+
+    for name in attnviz.__all__:
+        assert getattr(attnviz, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        attnviz.nope  # noqa: B018
