@@ -828,7 +828,7 @@ ERRORS = [
     (
         "params-nan",
         {"score": "general", "params": {"W": [[np.nan, 0], [0, 1]]}},
-        r"`params\['W'\]` holds non-finite numbers",
+        r"`params\['W'\]` holds a non-finite number \(nan\)",
     ),
     ("negative-seed", {"seed": -1}, r"`seed` must be from 0 to 4294967295\. Received: -1\."),
     ("huge-seed", {"seed": 2**32}, r"`seed` must be from 0 to 4294967295"),

@@ -3,7 +3,6 @@
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -313,9 +312,9 @@ def test_unknown_kind_is_rejected():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        (dict(matrix=[[1, 2], [3]]), "must be a 2-D array of numbers"),
+        (dict(matrix=[[1, 2], [3]]), "`matrix` could not be read as a matrix: its rows have"),
         (dict(matrix=np.ones(3)), "non-empty 2-D array. Received shape \\(3,\\)"),
-        (dict(matrix=[["a", "b"]]), "must be a 2-D array of numbers"),
+        (dict(matrix=[["a", "b"]]), "`matrix` must hold numbers only"),
         (dict(matrix=np.ones((2, 2)), row_labels=["a"]), "`row_labels` must be a list with"),
         (dict(matrix=np.ones((2, 2)), col_labels="ab"), "`col_labels` must be a list with"),
         (dict(matrix=np.ones((2, 2)), blocked=np.ones((2, 3))), "`blocked` must be True/False"),
@@ -401,9 +400,9 @@ def huge_weights():
 
 
 @pytest.mark.parametrize("masked", [False, True], ids=["unmasked", "causal"])
-def test_4096_heatmap_is_small_and_fast(huge_weights, masked):
+def test_4096_heatmap_is_a_small_overview(huge_weights, masked):
+    # How long this takes is a benchmark figure (bench/figure_bench.py), not a test.
     weights, blocked, labels = huge_weights
-    start = time.perf_counter()
     fig = heatmap(
         weights,
         row_labels=labels,
@@ -411,11 +410,7 @@ def test_4096_heatmap_is_small_and_fast(huge_weights, masked):
         kind="weights",
         blocked=blocked if masked else None,
     )
-    size = len(fig.to_json())
-    seconds = time.perf_counter() - start
-    print(f"4096x4096 weights ({'causal' if masked else 'unmasked'}): {seconds:.2f} s, {size} B")
-    assert size < 2_000_000
-    assert seconds < 3.0
+    assert len(fig.to_json()) < 2_000_000
     assert fig.data[0].z.shape == (256, 256) and fig.data[0].z.dtype == np.float32
     assert "16×16 block" in fig.layout.title.text
 

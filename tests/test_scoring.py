@@ -242,10 +242,20 @@ def test_resolve_params_does_not_alias_the_callers_array():
         ("general", {"W": np.ones((3, 2))}, r"`params\['W'\]` must have shape \(2, 2\)\. "),
         ("general", {"W": np.ones(4)}, r"Received shape \(4,\)"),
         ("concat", {"W_q": np.ones((2, 3)), "v": np.ones(4)}, r"`params\['v'\]` must have shape"),
-        ("general", {"W": [[1, np.nan], [0, 1]]}, r"`params\['W'\]` holds non-finite numbers"),
-        ("general", {"W": [[1, np.inf], [0, 1]]}, r"`params\['W'\]` holds non-finite numbers"),
-        ("general", {"W": [["a", "b"], ["c", "d"]]}, r"must be an array of numbers"),
-        ("general", {"W": [[1, 2], [3]]}, r"must be an array of numbers"),
+        (
+            "general",
+            {"W": [[1, np.nan], [0, 1]]},
+            r"`params\['W'\]` holds a non-finite number "
+            r"\(nan\) at index \(0, 1\)",
+        ),
+        (
+            "general",
+            {"W": [[1, np.inf], [0, 1]]},
+            r"`params\['W'\]` holds a non-finite number "
+            r"\(inf\) at index \(0, 1\)",
+        ),
+        ("general", {"W": [["a", "b"], ["c", "d"]]}, r"`params\['W'\]` must hold numbers only"),
+        ("general", {"W": [[1, 2], [3]]}, r"`params\['W'\]` could not be read as a matrix"),
     ],
     ids=[
         "dot-with-W",

@@ -26,10 +26,11 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from attnviz.core.checks import as_float_array, check_choice, check_int, describe, read_only
+from attnviz.core.checks import as_float_array, check_choice, describe, read_only
 from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
 from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask, check_window
 from attnviz.core.scoring import SCORE_KINDS, make_score_layer, resolve_params
+from attnviz.core.seeding import check_seed
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class AttentionSettings:
         check_choice(self.score, "score", SCORE_KINDS)
         check_choice(self.mask_value, "mask_value", MASK_VALUES)
         check_window(self.window)
-        check_int(self.seed, "seed", low=0, high=2**32 - 1)
+        check_seed(self.seed)
         for name in ("scale", "causal"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(

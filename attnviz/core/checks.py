@@ -27,6 +27,26 @@ def as_float_array(value: Any, name: str, *, ndim: tuple[int, ...] = (2, 3)) -> 
     Raises:
         ValueError: for ragged or non-numeric input, a wrong rank, empty axes or non-finite values.
     """
+    array = numeric_array(value, name)
+    allowed = " or ".join(f"{n}-D" for n in ndim)
+    if array.ndim not in ndim:
+        raise ValueError(
+            f"`{name}` must be {allowed} (rows × columns, optionally with a leading batch axis). "
+            f"Received shape {array.shape}."
+        )
+    if 0 in array.shape:
+        raise ValueError(
+            f"`{name}` is empty: shape {array.shape}. Give at least one row and one column."
+        )
+    return check_finite(array.astype(np.float64, copy=False), name)
+
+
+def numeric_array(value: Any, name: str) -> np.ndarray:
+    """`value` as a real numpy array of numbers (or bools), any shape; NaN and infinities pass.
+
+    The one place an array-like from a user becomes an array: every reader of matrices, weights
+    and figures starts here, so all of them say the same thing about ragged or non-numeric input.
+    """
     if value is None:
         raise ValueError(f"`{name}` is missing. Give a matrix of numbers (rows of equal length).")
     try:
@@ -44,17 +64,11 @@ def as_float_array(value: Any, name: str, *, ndim: tuple[int, ...] = (2, 3)) -> 
         )
     if np.iscomplexobj(array):
         raise ValueError(f"`{name}` must hold real numbers. Received complex dtype {array.dtype}.")
-    allowed = " or ".join(f"{n}-D" for n in ndim)
-    if array.ndim not in ndim:
-        raise ValueError(
-            f"`{name}` must be {allowed} (rows × columns, optionally with a leading batch axis). "
-            f"Received shape {array.shape}."
-        )
-    if 0 in array.shape:
-        raise ValueError(
-            f"`{name}` is empty: shape {array.shape}. Give at least one row and one column."
-        )
-    array = array.astype(np.float64, copy=False)
+    return array
+
+
+def check_finite(array: np.ndarray, name: str) -> np.ndarray:
+    """`array` itself if every number is finite and at most `MAX_ABS_VALUE` in magnitude."""
     if not np.all(np.isfinite(array)):
         bad = np.argwhere(~np.isfinite(array))[0]
         where = ", ".join(str(int(i)) for i in bad)
@@ -62,7 +76,7 @@ def as_float_array(value: Any, name: str, *, ndim: tuple[int, ...] = (2, 3)) -> 
             f"`{name}` holds a non-finite number ({array[tuple(bad)]}) at index ({where}). "
             "Only finite numbers are allowed: replace NaN and infinity with ordinary values."
         )
-    biggest = float(np.abs(array).max())
+    biggest = float(np.abs(array).max(initial=0.0))
     if biggest > MAX_ABS_VALUE:
         raise ValueError(
             f"`{name}` holds a number too large to compute with ({biggest:.3g}). "

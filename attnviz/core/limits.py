@@ -19,3 +19,4 @@ MAX_LAYERS = 12  # most decoder layers N
 MAX_D_FF = 4 * MAX_FEATURES  # most feed-forward units of a decoder layer
 MAX_VOCAB = MAX_TOKENS  # most token ids of the decoder's vocabulary
 MAX_DECODER_TOKENS = MAX_TOKENS  # most B·T target (and B·S source) tokens in one decoder run
+MAX_SEED = 2**32 - 1  # largest accepted `seed` (numpy's seed range)

@@ -17,10 +17,19 @@ import keras
 import numpy as np
 from keras import ops
 
-from attnviz.core.checks import check_choice, describe
-from attnviz.core.limits import MAX_ABS_VALUE, MAX_FEATURES
+from attnviz.core.checks import check_choice
+from attnviz.core.limits import MAX_FEATURES
+from attnviz.core.score_kinds import (
+    CONCAT,
+    DOT,
+    GENERAL,
+    SCORE_KINDS,
+    SCORE_KINDS_BY_NAME,
+    ScoreKind,
+)
+from attnviz.core.seeding import seeded_rng
+from attnviz.core.weights import check_weight_names, resolve_weights
 
-SCORE_KINDS = ("dot", "general", "concat")
 CONCAT_BLOCK_CELLS = 1 << 22  # most B*t*S*U floats one concat block holds (16 MB in float32)
 
 
@@ -31,6 +40,8 @@ class AttentionScore(keras.layers.Layer):
     Args:
         scale: divide the scores by sqrt(Dk), the number of key features.
     """
+
+    kind: ScoreKind | None = None  # name, formulas and weights of the score (see score_kinds)
 
     def __init__(self, scale: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -61,6 +72,8 @@ class AttentionScore(keras.layers.Layer):
 class DotScore(AttentionScore):
     """Dot-product score `q · k` (Vaswani et al.); needs Dq == Dk."""
 
+    kind = DOT
+
     def _calculate_scores(self, query: Any, key: Any) -> Any:
         return ops.matmul(query, ops.swapaxes(key, -1, -2))  # (B, T, D) x (B, D, S) -> (B, T, S)
 
@@ -68,6 +81,8 @@ class DotScore(AttentionScore):
 @keras.saving.register_keras_serializable(package="attnviz")
 class GeneralScore(AttentionScore):
     """Luong's general score `q W kᵀ` with a learned `W (Dq, Dk)`."""
+
+    kind = GENERAL
 
     def build(self, query_shape: tuple, key_shape: tuple) -> None:
         self.W = self.add_weight(name="W", shape=(query_shape[-1], key_shape[-1]))
@@ -85,6 +100,8 @@ class ConcatScore(AttentionScore):
         units: U, the width of the hidden tanh layer.
         use_bias: add the learned bias `b (U,)` inside the tanh.
     """
+
+    kind = CONCAT
 
     def __init__(self, units: int, use_bias: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -124,28 +141,18 @@ class ConcatScore(AttentionScore):
         return {**super().get_config(), "units": self.units, "use_bias": self.use_bias}
 
 
-def param_shapes(kind: str, dq: int, dk: int, units: int) -> dict[str, tuple[int, ...]]:
-    """The learned weights each score kind needs, by name, with their shapes."""
-    if kind == "general":
-        return {"W": (dq, dk)}
-    if kind == "concat":
-        return {"W_q": (dq, units), "W_k": (dk, units), "v": (units,), "b": (units,)}
-    return {}
-
-
 def draw_param(name: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
     """Draw one weight reproducibly from `seed` (Glorot-uniform; biases start at zero).
 
-    Each name has its own random stream, so giving one weight never changes the others.
+    Each name has its own random stream (`seeding.seeded_rng`), so giving one weight never
+    changes the others.
     """
     if name == "b":
         return np.zeros(shape, dtype=np.float32)
     fan_in = shape[0]
     fan_out = shape[1] if len(shape) > 1 else 1
     limit = math.sqrt(6.0 / (fan_in + fan_out))
-    stream = sum(ord(c) * 31**i for i, c in enumerate(name))
-    rng = np.random.default_rng([seed, stream])
-    return rng.uniform(-limit, limit, size=shape).astype(np.float32)
+    return seeded_rng(seed, f"score\0{name}").uniform(-limit, limit, size=shape).astype(np.float32)
 
 
 def resolve_params(
@@ -156,28 +163,16 @@ def resolve_params(
     Returns:
         The float32 weights the score layer will use, by name ("b" only when given).
     """
-    if params is not None and not isinstance(params, Mapping):
-        raise ValueError(
-            '`params` must be a dict of weights by name, e.g. {"W": [[...]]}. '
-            f"Received: {describe(params)}."
-        )
-    given = dict(params or {})
+    given = check_weight_names(params, None, f'score="{kind}"')  # names: by resolve_weights
     units = _concat_units(given, dk) if kind == "concat" else 0
-    shapes = param_shapes(kind, dq, dk, units)
-    unknown = sorted(set(given) - set(shapes))
-    if unknown:
-        allowed = ", ".join(shapes) or "none"
-        raise ValueError(
-            f'`params` has weights that score="{kind}" does not use: {", ".join(unknown)}. '
-            f"Allowed: {allowed}."
-        )
-    used = {}
-    for name, shape in shapes.items():
-        if name in given:
-            used[name] = check_param(given[name], name, shape)
-        elif name != "b":  # the concat bias is optional: used only when given
-            used[name] = draw_param(name, shape, seed)
-    return used
+    shapes = SCORE_KINDS_BY_NAME[kind].param_shapes(dq, dk, units)
+    return resolve_weights(
+        params,
+        shapes,
+        lambda: {name: draw_param(name, shape, seed) for name, shape in shapes.items()},
+        f'score="{kind}"',
+        optional=("b",),  # the concat bias is used only when given
+    )
 
 
 def _concat_units(given: Mapping[str, Any], dk: int) -> int:
@@ -188,29 +183,6 @@ def _concat_units(given: Mapping[str, Any], dk: int) -> int:
             if len(shape) > axis and 1 <= shape[axis] <= MAX_FEATURES:
                 return int(shape[axis])
     return dk
-
-
-def check_param(value: Any, name: str, shape: tuple[int, ...]) -> np.ndarray:
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(
-            f"`params['{name}']` must be an array of numbers with shape {shape}. "
-            f"Received: {describe(value)}."
-        ) from err
-    if array.shape != shape:
-        raise ValueError(
-            f"`params['{name}']` must have shape {shape}. Received shape {array.shape}."
-        )
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"`params['{name}']` holds non-finite numbers (NaN or infinity).")
-    if np.abs(array).max(initial=0.0) > MAX_ABS_VALUE:
-        raise ValueError(
-            f"`params['{name}']` holds a number too large to compute with "
-            f"({np.abs(array).max():.3g}); weights must have magnitude at most "
-            f"{MAX_ABS_VALUE:.0e}."
-        )
-    return array.astype(np.float32)
 
 
 def make_score_layer(

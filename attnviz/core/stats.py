@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from attnviz.core.masks import NEG_LARGE
+from attnviz.core.score_kinds import SCORE_KINDS_BY_NAME
 
 if TYPE_CHECKING:  # only for hints: statistics do not import TensorFlow
     from attnviz.core.attention import AttentionResult
@@ -116,15 +117,7 @@ def explain_cell(result: AttentionResult, query: np.ndarray, key: np.ndarray, i:
 def _score_terms(result, query, key, i, j) -> tuple[tuple[float, float], ...]:
     """Factor pairs whose products sum to the raw score (dot and general; concat: the v·h terms)."""
     params = {name: np.asarray(w, np.float64) for name, w in result.params.items()}
-    kind = result.settings.score
-    if kind == "dot":
-        left = query[i]  # (D,)
-    elif kind == "general":
-        left = query[i] @ params["W"]  # (Dq,) x (Dq, Dk) -> (Dk,)
-    else:
-        hidden = query[i] @ params["W_q"] + key[j] @ params["W_k"] + params.get("b", 0.0)  # (U,)
-        return tuple(zip(params["v"].tolist(), np.tanh(hidden).tolist(), strict=True))
-    return tuple(zip(left.tolist(), key[j].tolist(), strict=True))
+    return SCORE_KINDS_BY_NAME[result.settings.score].terms(query[i], key[j], params)
 
 
 def format_number(x: float, digits: int = 6) -> str:

@@ -39,7 +39,7 @@ import numpy as np
 import plotly.colors
 import plotly.graph_objects as go
 
-from attnviz.core.checks import check_choice, check_int, describe
+from attnviz.core.checks import check_choice, check_int, describe, numeric_array
 from attnviz.drawing.pooling import MAX_SIDE, PooledMatrix, pool_matrix
 
 TEXT_SIDE = 12  # print values in the cells when both sides are at most this
@@ -184,8 +184,7 @@ def heatmap(
         margin=margin,
         xaxis=_data_axis(_cell_names(cols, grid.col_edges), (-0.5, s - 0.5)),
         yaxis=_data_axis(_cell_names(rows, grid.row_edges), (t - 0.5, -0.5)),  # row 0 on top
-        xaxis2=_label_axis(x_ticks, axis_titles[1], "x", (-0.5, s - 0.5))
-        | dict(tickangle=x_angle),
+        xaxis2=_label_axis(x_ticks, axis_titles[1], "x", (-0.5, s - 0.5)) | dict(tickangle=x_angle),
         yaxis2=_label_axis(y_ticks, axis_titles[0], "y", (t - 0.5, -0.5)),
     )
     if thumbnail:  # the cells' square gets THUMB_WIDTH; the margins come on top
@@ -225,15 +224,7 @@ def _prepare_matrix(matrix: Any, blocked: Any, kind: str) -> tuple[np.ndarray, n
 
 def _as_matrix(value: Any, name: str, *, ndim: int) -> np.ndarray:
     """An `ndim`-D, non-empty float32 or float64 array (NaN and infinities still allowed)."""
-    try:
-        array = np.asarray(value)
-    except (ValueError, TypeError):  # ragged nested lists
-        array = np.empty(0, dtype=object)
-    if array.dtype.kind not in "biuf":
-        raise ValueError(
-            f"`{name}` must be a {ndim}-D array of numbers. Received: {describe(value)}. "
-            "Give every row the same number of columns."
-        )
+    array = numeric_array(value, name)
     if array.ndim != ndim or 0 in array.shape:
         raise ValueError(
             f"`{name}` must be a non-empty {ndim}-D array. Received shape {array.shape}. "

@@ -16,6 +16,7 @@ import numpy as np
 
 from attnviz.core.checks import check_int
 from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_TOKENS
+from attnviz.core.seeding import check_seed
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class RandomSpec:
         check_int(self.keys, "keys", low=1, high=MAX_TOKENS)
         check_int(self.d_k, "d_k", low=1, high=MAX_FEATURES)
         check_int(self.d_v, "d_v", low=1, high=MAX_FEATURES)
-        check_int(self.seed, "seed", low=0, high=2**32 - 1)
+        check_seed(self.seed)
         if self.batch * self.queries * self.keys > MAX_TOKENS * MAX_TOKENS:
             raise ValueError(
                 f"The random batch is too large: {self.batch} × {self.queries} × {self.keys} "

@@ -30,7 +30,6 @@ not zero: use `padding_mask` to keep them out of attention.
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,9 +38,9 @@ import numpy as np
 
 from attnviz.core import limits
 from attnviz.core.checks import check_int, describe
+from attnviz.core.seeding import check_seed, seeded_rng
 
 PAD_TOKEN = "<pad>"
-MAX_SEED = 2**32 - 1  # largest accepted `seed`
 
 _WORD, _HAN, _SYMBOL, _SEPARATOR = "word", "han", "symbol", "separator"
 _APOSTROPHES = frozenset("'\u2019")
@@ -109,7 +108,7 @@ def token_embedding(token: str, d_model: int, seed: int = 0) -> np.ndarray:
     if not isinstance(token, str):
         raise ValueError(f"`token` must be text (a str). Received: {describe(token)}.")
     d_model = check_int(d_model, "d_model", low=1, high=limits.MAX_FEATURES)
-    seed = check_int(seed, "seed", low=0, high=MAX_SEED)
+    seed = check_seed(seed)
     return _draw_embedding(token, d_model, seed)
 
 
@@ -138,7 +137,7 @@ def projection_weights(d_model: int, d_k: int, d_v: int, seed: int) -> dict[str,
     d_model = check_int(d_model, "d_model", low=1, high=limits.MAX_FEATURES)
     d_k = check_int(d_k, "d_k", low=1, high=limits.MAX_FEATURES)
     d_v = check_int(d_v, "d_v", low=1, high=limits.MAX_FEATURES)
-    seed = check_int(seed, "seed", low=0, high=MAX_SEED)
+    seed = check_seed(seed)
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, d_v)}
     scale = 1.0 / np.sqrt(d_model)
     return {
@@ -390,10 +389,3 @@ def _draw_embedding(token: str, d_model: int, seed: int) -> np.ndarray:
     if token == PAD_TOKEN:
         return np.zeros(d_model)
     return seeded_rng(seed, f"token\0{token}").standard_normal(d_model)
-
-
-def seeded_rng(seed: int, label: str) -> np.random.Generator:
-    """A random generator that depends only on `seed` and `label`, in every process."""
-    data = label.encode("utf-8", errors="surrogatepass")
-    digest = hashlib.blake2b(data, digest_size=16).digest()
-    return np.random.default_rng([seed, int.from_bytes(digest, "little")])

@@ -47,7 +47,7 @@ from attnviz.core.limits import (
     MAX_VOCAB,
 )
 from attnviz.core.masks import build_mask, check_padding_mask
-from attnviz.inputs.text import MAX_SEED
+from attnviz.core.seeding import check_seed
 from attnviz.transformer.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
 from attnviz.transformer.multihead import _check_head_sizes
 
@@ -85,7 +85,7 @@ class DecoderConfig:
         _check_head_sizes(self.d_model, self.h, self.d_k, self.d_v)
         check_int(self.d_ff, "d_ff", low=1, high=MAX_D_FF)
         check_int(self.n, "n", low=1, high=MAX_LAYERS)
-        check_int(self.seed, "seed", low=0, high=MAX_SEED)
+        check_seed(self.seed)
         rate = self.rate
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:
             raise ValueError(

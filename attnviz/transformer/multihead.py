@@ -34,8 +34,10 @@ from attnviz.core.attention import AttentionSettings, attention_stages, check_qk
 from attnviz.core.checks import check_int, read_only
 from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
 from attnviz.core.masks import build_mask, check_padding_mask
-from attnviz.core.scoring import DotScore, check_param
-from attnviz.inputs.text import projection_weights, seeded_rng
+from attnviz.core.scoring import DotScore
+from attnviz.core.seeding import seeded_rng
+from attnviz.core.weights import resolve_weights
+from attnviz.inputs.text import projection_weights
 
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 
@@ -211,21 +213,12 @@ def resolve_multihead_params(
     Returns:
         The float32 "W_Q", "W_K", "W_V" and "W_O" the heads will use.
     """
-    given = dict(params or {})
-    shapes = multihead_param_shapes(num_heads, d_model, d_k, d_v)
-    unknown = sorted(set(given) - set(shapes))
-    if unknown:
-        raise ValueError(
-            f"`params` has weights that multi-head attention does not use: {', '.join(unknown)}. "
-            f"Allowed: {', '.join(shapes)}."
-        )
-    drawn = {}
-    if set(shapes) - set(given):
-        drawn = draw_multihead_params(num_heads, d_model, d_k, d_v, seed)
-    return {
-        name: check_param(given[name], name, shape) if name in given else drawn[name]
-        for name, shape in shapes.items()
-    }
+    return resolve_weights(
+        params,
+        multihead_param_shapes(num_heads, d_model, d_k, d_v),
+        lambda: draw_multihead_params(num_heads, d_model, d_k, d_v, seed),
+        "multi-head attention",
+    )
 
 
 def draw_multihead_params(

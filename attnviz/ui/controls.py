@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from attnviz.core import limits
 from attnviz.core.attention import AttentionSettings
+from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
 from attnviz.ui.state import bound, initial
 
 MODES = {  # URL value -> what the page calls it
@@ -17,16 +19,6 @@ MODES = {  # URL value -> what the page calls it
     "decoder": "Decoder",
 }
 FIXED_SCORING_MODES = ("multihead", "decoder")  # scaled dot product; the way sets the masks
-SCORE_CAPTIONS = {
-    "dot": "q·k (Vaswani et al.)",
-    "general": "q W kᵀ (Luong)",
-    "concat": "v·tanh(q W_q + k W_k) (Bahdanau)",
-}
-SCORE_LATEX = {
-    "dot": r"\operatorname{score}(q_i, k_j) = q_i \cdot k_j",
-    "general": r"\operatorname{score}(q_i, k_j) = q_i\, W\, k_j^{\top}",
-    "concat": r"\operatorname{score}(q_i, k_j) = v^{\top} \tanh(q_i W_q + k_j W_k)",
-}
 MASK_VALUE_CAPTIONS = {
     "-inf": "exact: a row with no allowed key gets zeros",
     "-1e9": "added in float32, as in the Keras tutorials",
@@ -56,11 +48,11 @@ def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
     side.subheader("Scoring")
     score = side.radio(
         "Score function",
-        list(SCORE_CAPTIONS),
-        captions=list(SCORE_CAPTIONS.values()),
+        list(SCORE_KINDS),
+        captions=[SCORE_KINDS_BY_NAME[kind].caption for kind in SCORE_KINDS],
         **bound("score"),
     )
-    side.latex(SCORE_LATEX[score])
+    side.latex(SCORE_KINDS_BY_NAME[score].pair_tex)
     side.subheader("Masks")
     causal = side.toggle(
         "Causal (look-ahead) mask",
@@ -82,7 +74,7 @@ def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
             side.number_input(
                 "Window half-width w",
                 min_value=0,
-                max_value=4096,
+                max_value=limits.MAX_TOKENS,
                 step=1,
                 **initial("window", 1),
                 **bound("window"),
@@ -132,7 +124,7 @@ def sidebar_controls(mode: str) -> Controls:
         side.number_input(
             "Seed (learned weights, projections)",
             min_value=0,
-            max_value=2**31 - 1,
+            max_value=limits.MAX_SEED,
             value=0,
             step=1,
             **bound("seed"),

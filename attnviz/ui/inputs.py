@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from attnviz.core import limits
 from attnviz.inputs.parsing import load_matrix, parse_matrix_text
 from attnviz.inputs.presets import Preset, RandomSpec, random_qkv
 from attnviz.inputs.text import encode_sentences
@@ -20,12 +21,12 @@ MATRIX_NAMES = (("queries", "Q", "q_text"), ("keys", "K", "k_text"), ("values", 
 SOURCES = {"type": "Type or paste", "upload": "Upload files", "random": "Random"}
 DEFAULT_PRESET = "01_numpy_lab"
 RANDOM_FIELDS = (  # (session key, label, default, max)
-    ("r_batch", "Batch B", 1, 1024),
-    ("r_t", "Queries T", 6, 4096),
-    ("r_s", "Keys S", 6, 4096),
-    ("r_dk", "Dk", 8, 1024),
-    ("r_dv", "Dv", 4, 1024),
-    ("r_seed", "Seed", 0, 2**31 - 1),
+    ("r_batch", "Batch B", 1, limits.MAX_BATCH),
+    ("r_t", "Queries T", 6, limits.MAX_TOKENS),
+    ("r_s", "Keys S", 6, limits.MAX_TOKENS),
+    ("r_dk", "Dk", 8, limits.MAX_FEATURES),
+    ("r_dv", "Dv", 4, limits.MAX_FEATURES),
+    ("r_seed", "Seed", 0, limits.MAX_SEED),
 )
 CONTROL_DEFAULTS = {  # the sidebar controls' own defaults, which a preset starts from
     "score": "dot",
@@ -286,8 +287,9 @@ def sequence_selector(batch: int, what: str) -> int:
 
 def _encoding_controls():
     columns = st.columns(3)
-    d_model = columns[0].number_input("d_model (embedding size)", 1, 1024, 16, **bound("d_model"))
-    d_k = columns[1].number_input("Dk = Dv (projection size)", 1, 1024, 8, **bound("d_k"))
+    most = limits.MAX_FEATURES
+    d_model = columns[0].number_input("d_model (embedding size)", 1, most, 16, **bound("d_model"))
+    d_k = columns[1].number_input("Dk = Dv (projection size)", 1, most, 8, **bound("d_k"))
     with columns[2]:
         positional = st.toggle("Sinusoidal positional encoding", value=True, **bound("pos"))
     return int(d_model), int(d_k), bool(positional)

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import streamlit as st
 
+from attnviz.core import limits
 from attnviz.core.attention import AttentionSettings
 from attnviz.drawing import figures
 from attnviz.inputs.text import encode_sentences
@@ -22,14 +23,14 @@ from attnviz.ui.views import line_view
 
 HEADS_PER_ROW = 4
 DECODER_FIELDS = (  # (session key, label, default = the seed tutorial's size, min, max)
-    ("dec_batch", "Batch", 64, 1, 64),
+    ("dec_batch", "Batch", 64, 1, 64),  # the app's own bounds: a few seconds of CPU at most
     ("dec_t", "Target tokens T", 5, 1, 64),
     ("dec_s", "Source tokens S", 5, 1, 64),
-    ("dec_vocab", "Vocabulary", 20, 2, 4096),
-    ("dec_h", "Heads h", 8, 1, 16),
-    ("dec_dmodel", "d_model", 512, 1, 1024),
-    ("dec_dff", "d_ff", 2048, 1, 4096),
-    ("dec_n", "Layers N", 6, 1, 12),
+    ("dec_vocab", "Vocabulary", 20, 2, limits.MAX_VOCAB),
+    ("dec_h", "Heads h", 8, 1, limits.MAX_HEADS),
+    ("dec_dmodel", "d_model", 512, 1, limits.MAX_FEATURES),
+    ("dec_dff", "d_ff", 2048, 1, limits.MAX_D_FF),
+    ("dec_n", "Layers N", 6, 1, limits.MAX_LAYERS),
 )
 
 
@@ -50,8 +51,10 @@ def _way_inputs(way: str, seed: int):
                 f"{side.title()} sentences, one per line", height=90, **kept(key)
             )
     c1, c2, c3 = st.columns(3)
-    d_model = int(c1.number_input("d_model", 1, 1024, 16, **bound("mh_dmodel")))
-    heads = int(c2.number_input("Heads h (d_model divisible by h)", 1, 16, 4, **bound("mh_h")))
+    d_model = int(c1.number_input("d_model", 1, limits.MAX_FEATURES, 16, **bound("mh_dmodel")))
+    heads = int(
+        c2.number_input("Heads h (d_model divisible by h)", 1, limits.MAX_HEADS, 4, **bound("mh_h"))
+    )
     with c3:
         positional = st.toggle("Sinusoidal positional encoding", value=True, **bound("pos"))
     encoded = {}

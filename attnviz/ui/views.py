@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.core.attention import AttentionResult, AttentionSettings, compute_attention
+from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
 from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_stats
 from attnviz.drawing import figures
 from attnviz.drawing.export import matrix_to_csv, result_to_json
@@ -245,11 +246,6 @@ STAGE_TEXT = {
         r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)\,V",
     ),
 }
-SCORE_TEX = {
-    "dot": r"QK^{\top}",
-    "general": r"Q W K^{\top}",
-    "concat": r"v^{\top}\tanh(QW_q + KW_k)",
-}
 
 
 def steps_view(view: SequenceView) -> None:
@@ -257,7 +253,7 @@ def steps_view(view: SequenceView) -> None:
     r = view.result
     st.latex(
         r"\text{output} = \operatorname{softmax}\Big(\frac{"
-        + SCORE_TEX[r.settings.score]
+        + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
         + r"}{\sqrt{d_k}} + M\Big)\,V"
     )
     _cell_arithmetic(view)
@@ -273,7 +269,7 @@ def steps_view(view: SequenceView) -> None:
 
 def _stage_tex(name: str, r: AttentionResult) -> str:
     if name == "raw scores":
-        return r"\operatorname{score}(Q, K) = " + SCORE_TEX[r.settings.score]
+        return r"\operatorname{score}(Q, K) = " + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
     return r"M_{ij} = 0 \text{ if allowed, else } " + (
         r"-\infty" if r.settings.mask_value == "-inf" else r"-10^{9}"
     )
@@ -299,18 +295,13 @@ def _clamped(key: str, n: int) -> dict:
 def cell_text(step, view: SequenceView) -> str:
     """The arithmetic of one cell as plain text lines."""
     f = format_number
-    kind = view.result.settings.score
+    what = SCORE_KINDS_BY_NAME[view.result.settings.score].cell_text
     terms = " + ".join(f"{f(a, 4)}×{f(b, 4)}" for a, b in step.terms[:MAX_TERMS])
     if len(step.terms) > MAX_TERMS:
         terms += f" + … ({len(step.terms) - MAX_TERMS} more terms)"
-    what = {
-        "dot": "q_i · k_j",
-        "general": "(q_i W) · k_j",
-        "concat": "Σ v_u · tanh(q_i W_q + k_j W_k)_u",
-    }
     lines = [
         f"query i = {step.i} ({view.rows[step.i]}), key j = {step.j} ({view.cols[step.j]})",
-        f"1. score    {what[kind]} = {terms} = {f(step.raw_score)}",
+        f"1. score    {what} = {terms} = {f(step.raw_score)}",
         f"2. scale    {f(step.raw_score)} × {f(step.scale_factor)} = {f(step.score)}",
         _mask_line(step, view.result.settings.mask_value),
         f"4. exp      exp({f(step.logit)} − row max {f(step.row_max)}) = {f(step.exp_value)}",
@@ -400,7 +391,7 @@ def _other_settings(what: str, settings: AttentionSettings, use_padding: bool, m
         flipped = "-1e9" if settings.mask_value == "-inf" else "-inf"
         return replace(settings, mask_value=flipped), use_padding, f"masked logits {flipped}"
     if what == "score":
-        kinds = [k for k in ("dot", "general", "concat") if k != settings.score]
+        kinds = [k for k in SCORE_KINDS if k != settings.score]
         kind = st.radio("Score function B", kinds, horizontal=True, **bound("compare_score"))
         return replace(settings, score=kind), use_padding, f"{kind} score"
     if masked:

@@ -1,0 +1,95 @@
+"""Figures: building the 4,096 × 4,096 weights heatmap, against plotly's own heatmap.
+
+Shape letters: N = 4,096 tokens.
+
+- attnviz: `figures.heatmap(weights, kind="weights")` of causal (N, N) weights with token
+  labels, unmasked and with the blocked cells: it pools to a 256 × 256 overview, builds the
+  traces as dicts without plotly's validation and serialises to JSON (what the app sends).
+- plotly: the same 256 × 256 overview pooled with one numpy reshape-and-sum, drawn as
+  `go.Figure(go.Heatmap(z=pooled))` (validated, as plotly does by default, no labels, no
+  blocked cells) and serialised to JSON: the least a page showing this matrix must do.
+
+Also printed: the JSON size of attnviz's figure (target < 2 MB; the app sends it on a click).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from report import Figure, interleaved, median_ms
+
+N = 4096
+REPEATS, QUICK_REPEATS = 7, 3
+
+
+def _causal_weights(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """`(N, N)` float32 causal weights (uniform over the allowed keys) and the blocked cells."""
+    blocked = ~np.tri(n, dtype=bool)
+    weights = np.where(blocked, 0.0, 1.0 / np.arange(1, n + 1)[:, None]).astype(np.float32)
+    return weights, blocked
+
+
+def run(quick: bool) -> list[Figure]:
+    import plotly.graph_objects as go
+
+    from attnviz.drawing import figures
+
+    weights, blocked = _causal_weights(N)
+    labels = [f"token{i:05d}" for i in range(N)]
+    side = figures.MAX_SIDE
+
+    def plotly_figure():
+        pooled = weights.reshape(side, N // side, side, N // side).sum(axis=3).mean(axis=1)
+        return go.Figure(go.Heatmap(z=pooled)).to_json()  # (256, 256) block masses
+
+    def attnviz_figure(masked: bool):
+        fig = figures.heatmap(
+            weights,
+            row_labels=labels,
+            col_labels=labels,
+            kind="weights",
+            blocked=blocked if masked else None,
+        )
+        return fig.to_json()
+
+    subjects = {
+        "attnviz": lambda: attnviz_figure(False),
+        "attnviz causal": lambda: attnviz_figure(True),
+        "plotly": plotly_figure,
+    }
+    times = interleaved(subjects, QUICK_REPEATS if quick else REPEATS, warmup=1)
+    base = median_ms(times["plotly"])
+    rows = []
+    for name, masked in (("attnviz", False), ("attnviz causal", True)):
+        size_mb = len(attnviz_figure(masked)) / 1e6
+        what = "causal" if masked else "unmasked"
+        rows.append(
+            Figure(
+                f"N=4,096 heatmap, {what}: build + JSON",
+                median_ms(times[name]),
+                "numpy pooling + plotly go.Heatmap",
+                base,
+                "ms",
+                "",
+                None,
+                note=f"{len(times[name])} repeats",
+            )
+        )
+        rows.append(
+            Figure(
+                f"N=4,096 heatmap, {what}: JSON size",
+                size_mb,
+                "",
+                None,
+                "MB",
+                "< 2 MB",
+                size_mb < 2.0,
+                compare=False,
+            )
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    from report import table
+
+    print(table("Figures", run(quick=False)))
