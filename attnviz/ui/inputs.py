@@ -49,6 +49,7 @@ class Problem:
     key_labels: tuple[tuple[str, ...], ...]  # (B, S) token or index of each key
     padding: np.ndarray | None  # (B, S) bool, True = real key; None = nothing marked
     batched: bool  # the user gave a batch axis (or several sentences)
+    item: int = 0  # the batch item the views draw: what the sequence selector returned
 
 
 def apply_preset(preset: Preset) -> None:
@@ -235,21 +236,21 @@ def _matrix_problem(query, key, value) -> Problem | None:
         )
         return None
     batch, t, s = q.shape[0], q.shape[1], k.shape[1]
-    padding = _padding_keys(batch, s)
+    item = sequence_selector(batch, "sequence")
     return Problem(
         q,
         k,
         v,
         ((*map(str, range(t)),),) * batch,
         ((*map(str, range(s)),),) * batch,
-        padding,
+        _padding_keys(batch, s, item),
         batched,
+        item,
     )
 
 
-def _padding_keys(batch: int, s: int) -> np.ndarray | None:
-    """Which keys are padding, chosen per sequence; the viewed sequence's picker is shown."""
-    b = sequence_selector(batch, "sequence")
+def _padding_keys(batch: int, s: int, b: int) -> np.ndarray | None:
+    """Which keys are padding, chosen per sequence; the picker of sequence `b` is shown."""
     key = f"pad_keys_{b}"
     current = [k for k in st.session_state.get(key, []) if isinstance(k, int) and 0 <= k < s]
     st.session_state[key] = current
@@ -311,7 +312,7 @@ def sentence_panel(seed: int) -> Problem | None:
     if enc is None:
         return None
     batch = len(enc.sentences)
-    sequence_selector(batch, "sentence")
+    item = sequence_selector(batch, "sentence")
     return Problem(
         np.asarray(enc.query),
         np.asarray(enc.key),
@@ -320,6 +321,7 @@ def sentence_panel(seed: int) -> Problem | None:
         enc.tokens,
         enc.padding_mask,
         batch > 1,
+        item,
     )
 
 
@@ -359,7 +361,7 @@ def cross_panel(seed: int) -> Problem | None:
     if not paired(src, tgt):
         return None
     batch = len(src.sentences)
-    sequence_selector(batch, "pair")
+    item = sequence_selector(batch, "pair")
     return Problem(
         np.asarray(tgt.query),
         np.asarray(src.key),
@@ -368,4 +370,5 @@ def cross_panel(seed: int) -> Problem | None:
         src.tokens,
         src.padding_mask,
         batch > 1,
+        item,
     )

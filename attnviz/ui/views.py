@@ -6,37 +6,23 @@ drawn, so a click repaints what the user looks at and nothing else.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 
 import numpy as np
 import streamlit as st
 
 from attnviz.core.attention import AttentionResult, AttentionSettings, compute_attention
 from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
-from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, format_number, row_stats
+from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, row_stats
 from attnviz.drawing import figures
 from attnviz.drawing.export import matrix_to_csv, result_to_json
 from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
+from attnviz.drawing.stages import STAGE_TEXT, SequenceView, cell_text, stage_figures, stage_tex
 from attnviz.ui.inputs import Problem
 from attnviz.ui.state import bound, plain
 
 VIEWS = ("Heatmaps", "Lines", "Step by step", "Compare", "Row statistics", "Download")
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-BLOCKED_LABELS = {"-inf": "masked: logit −∞", "-1e9": "masked: score − 1e9"}
-MAX_TERMS = 8  # products shown in the step-by-step arithmetic before "… more"
-
-
-@dataclass(frozen=True)
-class SequenceView:
-    """One batch item's result and what to call its rows and columns."""
-
-    result: AttentionResult  # unbatched: (T, S) matrices
-    query: np.ndarray  # (T, Dq)
-    key: np.ndarray  # (S, Dk)
-    value: np.ndarray  # (S, Dv)
-    rows: tuple[str, ...]  # (T,) query labels
-    cols: tuple[str, ...]  # (S,) key labels
-    padding: np.ndarray | None  # (S,) bool, True = real key
 
 
 def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
@@ -60,7 +46,7 @@ def results_panel(problem: Problem, settings: AttentionSettings, use_padding: bo
     result = compute(problem, settings, use_padding)
     if result is None:
         return
-    b = int(st.session_state.get("seq", 0))
+    b = problem.item
     view = SequenceView(
         result.item(b),
         problem.query[b],
@@ -121,58 +107,6 @@ def _chart(fig, name: str) -> None:
     st.plotly_chart(fig, config=config, theme="streamlit")
 
 
-def stage_figures(view: SequenceView) -> dict[str, object]:
-    """The figure of every stage, by name, in the order attention computes them."""
-    r, rows, cols = view.result, view.rows, view.cols
-    blocked = ~r.mask
-    label = BLOCKED_LABELS[r.settings.mask_value]
-    common = {"row_labels": rows, "col_labels": cols}
-    shown_zero = blocked & (r.weights == 0)  # masked and really zero: draw as blocked
-    return {
-        "raw scores": figures.heatmap(r.raw_scores, kind="signed", title="Raw scores", **common),
-        "scaled scores": figures.heatmap(
-            r.scores,
-            kind="signed",
-            title=f"Scaled scores (× {r.scale_factor:.4g})"
-            if r.settings.scale
-            else "Scaled scores (scaling off: × 1)",
-            **common,
-        ),
-        "mask": figures.heatmap(
-            r.mask.astype(float),
-            kind="mask",
-            title="Mask (allowed keys)",
-            blocked=blocked,
-            blocked_label="blocked",
-            **common,
-        ),
-        "masked scores": figures.heatmap(
-            r.masked_scores,
-            kind="signed",
-            title="Masked scores (what softmax sees)",
-            blocked=blocked,
-            blocked_label=label,
-            **common,
-        ),
-        "weights": figures.heatmap(
-            r.weights,
-            kind="weights",
-            title="Attention weights",
-            blocked=shown_zero,
-            blocked_label=label,
-            **common,
-        ),
-        "output": figures.heatmap(
-            r.output,
-            kind="values",
-            title="Output (context vectors)",
-            row_labels=rows,
-            col_labels=[str(c) for c in range(r.output.shape[1])],
-            col_title="feature",
-        ),
-    }
-
-
 def heatmaps_view(view: SequenceView) -> None:
     """Every stage as a heatmap, two per row."""
     figs = stage_figures(view)  # always all six: the page keeps its layout as controls change
@@ -230,24 +164,6 @@ def _focus_row(view: SequenceView) -> None:
     )
 
 
-STAGE_TEXT = {
-    "raw scores": ("1 · Score every query against every key", None),
-    "scaled scores": ("2 · Divide by √Dk", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}}"),
-    "mask": ("3 · The mask M: 0 where allowed, −∞ (or −1e9) where blocked", None),
-    "masked scores": ("4 · Add the mask", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}} + M"),
-    "weights": (
-        "5 · Softmax over each row",
-        r"\operatorname{softmax}\Big(\frac{\operatorname"
-        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)",
-    ),
-    "output": (
-        "6 · Weighted sum of the values",
-        r"\operatorname{softmax}\Big(\frac{\operatorname"
-        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)\,V",
-    ),
-}
-
-
 def steps_view(view: SequenceView) -> None:
     """The formula stage by stage, each stage beside its matrix, and one cell's arithmetic."""
     r = view.result
@@ -262,17 +178,9 @@ def steps_view(view: SequenceView) -> None:
         left, right = st.columns([1, 2])
         with left:
             st.markdown(f"**{caption}**")
-            st.latex(tex or _stage_tex(name, r))
+            st.latex(tex or stage_tex(name, r))
         with right:
             _chart(figs[name], name.replace(" ", "-"))
-
-
-def _stage_tex(name: str, r: AttentionResult) -> str:
-    if name == "raw scores":
-        return r"\operatorname{score}(Q, K) = " + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
-    return r"M_{ij} = 0 \text{ if allowed, else } " + (
-        r"-\infty" if r.settings.mask_value == "-inf" else r"-10^{9}"
-    )
 
 
 def _cell_arithmetic(view: SequenceView) -> None:
@@ -290,43 +198,6 @@ def _clamped(key: str, n: int) -> dict:
     if not 0 <= st.session_state.get(key, 0) < n:
         st.session_state[key] = 0
     return bound(key)
-
-
-def cell_text(step, view: SequenceView) -> str:
-    """The arithmetic of one cell as plain text lines."""
-    f = format_number
-    what = SCORE_KINDS_BY_NAME[view.result.settings.score].cell_text
-    terms = " + ".join(f"{f(a, 4)}×{f(b, 4)}" for a, b in step.terms[:MAX_TERMS])
-    if len(step.terms) > MAX_TERMS:
-        terms += f" + … ({len(step.terms) - MAX_TERMS} more terms)"
-    lines = [
-        f"query i = {step.i} ({view.rows[step.i]}), key j = {step.j} ({view.cols[step.j]})",
-        f"1. score    {what} = {terms} = {f(step.raw_score)}",
-        f"2. scale    {f(step.raw_score)} × {f(step.scale_factor)} = {f(step.score)}",
-        _mask_line(step, view.result.settings.mask_value),
-        f"4. exp      exp({f(step.logit)} − row max {f(step.row_max)}) = {f(step.exp_value)}",
-        f"5. row sum  Σ_j exp(logit_j − row max) = {f(step.row_sum)}",
-        f"6. weight   {f(step.exp_value)} / {f(step.row_sum)} = {f(step.weight)}",
-    ]
-    if step.fully_masked:
-        lines.append(
-            "   (row fully masked: "
-            + (
-                "all weights are set to 0)"
-                if view.result.settings.mask_value == "-inf"
-                else "softmax spreads the weight over masked keys)"
-            )
-        )
-    return "\n".join(lines)
-
-
-def _mask_line(step, mask_value: str) -> str:
-    f = format_number
-    if step.allowed:
-        return f"3. mask     allowed: M = 0, logit = {f(step.logit)}"
-    if mask_value == "-inf":
-        return "3. mask     blocked: M = −∞, logit = −∞"
-    return f"3. mask     blocked: {f(step.score)} − 1e9 = {f(step.logit)} (float32)"
 
 
 COMPARISONS = {
@@ -354,7 +225,7 @@ def compare_view(
     result_b = compute(problem, other, other_padding)
     if result_b is None:
         return
-    b = int(st.session_state.get("seq", 0))
+    b = problem.item
     a, bb = view.result, result_b.item(b)
     # three charts side by side: cell numbers only while they fit
     common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}

@@ -1,0 +1,151 @@
+"""The stages of one attention result as figures and text: what the Heatmaps and Step-by-step
+views show, built in plain Python (plotly figures and strings) so a notebook can show them too.
+
+Shape letters: T queries, S keys, Dq/Dk/Dv query/key/value features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from attnviz.core.score_kinds import SCORE_KINDS_BY_NAME
+from attnviz.core.stats import CellStep, format_number
+from attnviz.drawing import figures
+
+if TYPE_CHECKING:  # only for hints: drawing does not import TensorFlow
+    from attnviz.core.attention import AttentionResult
+
+BLOCKED_LABELS = {"-inf": "masked: logit −∞", "-1e9": "masked: score − 1e9"}
+MAX_TERMS = 8  # products shown in one cell's arithmetic before "… more"
+
+
+@dataclass(frozen=True)
+class SequenceView:
+    """One batch item's result and what to call its rows and columns."""
+
+    result: AttentionResult  # unbatched: (T, S) matrices
+    query: np.ndarray  # (T, Dq)
+    key: np.ndarray  # (S, Dk)
+    value: np.ndarray  # (S, Dv)
+    rows: tuple[str, ...]  # (T,) query labels
+    cols: tuple[str, ...]  # (S,) key labels
+    padding: np.ndarray | None  # (S,) bool, True = real key
+
+
+def stage_figures(view: SequenceView) -> dict[str, object]:
+    """The figure of every stage, by name, in the order attention computes them."""
+    r, rows, cols = view.result, view.rows, view.cols
+    blocked = ~r.mask
+    label = BLOCKED_LABELS[r.settings.mask_value]
+    common = {"row_labels": rows, "col_labels": cols}
+    shown_zero = blocked & (r.weights == 0)  # masked and really zero: draw as blocked
+    return {
+        "raw scores": figures.heatmap(r.raw_scores, kind="signed", title="Raw scores", **common),
+        "scaled scores": figures.heatmap(
+            r.scores,
+            kind="signed",
+            title=f"Scaled scores (× {r.scale_factor:.4g})"
+            if r.settings.scale
+            else "Scaled scores (scaling off: × 1)",
+            **common,
+        ),
+        "mask": figures.heatmap(
+            r.mask.astype(float),
+            kind="mask",
+            title="Mask (allowed keys)",
+            blocked=blocked,
+            blocked_label="blocked",
+            **common,
+        ),
+        "masked scores": figures.heatmap(
+            r.masked_scores,
+            kind="signed",
+            title="Masked scores (what softmax sees)",
+            blocked=blocked,
+            blocked_label=label,
+            **common,
+        ),
+        "weights": figures.heatmap(
+            r.weights,
+            kind="weights",
+            title="Attention weights",
+            blocked=shown_zero,
+            blocked_label=label,
+            **common,
+        ),
+        "output": figures.heatmap(
+            r.output,
+            kind="values",
+            title="Output (context vectors)",
+            row_labels=rows,
+            col_labels=[str(c) for c in range(r.output.shape[1])],
+            col_title="feature",
+        ),
+    }
+
+
+STAGE_TEXT = {
+    "raw scores": ("1 · Score every query against every key", None),
+    "scaled scores": ("2 · Divide by √Dk", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}}"),
+    "mask": ("3 · The mask M: 0 where allowed, −∞ (or −1e9) where blocked", None),
+    "masked scores": ("4 · Add the mask", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}} + M"),
+    "weights": (
+        "5 · Softmax over each row",
+        r"\operatorname{softmax}\Big(\frac{\operatorname"
+        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)",
+    ),
+    "output": (
+        "6 · Weighted sum of the values",
+        r"\operatorname{softmax}\Big(\frac{\operatorname"
+        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)\,V",
+    ),
+}
+
+
+def stage_tex(name: str, r: AttentionResult) -> str:
+    """The TeX of stage `name` that depends on the settings (the score, the mask value)."""
+    if name == "raw scores":
+        return r"\operatorname{score}(Q, K) = " + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
+    return r"M_{ij} = 0 \text{ if allowed, else } " + (
+        r"-\infty" if r.settings.mask_value == "-inf" else r"-10^{9}"
+    )
+
+
+def cell_text(step: CellStep, view: SequenceView) -> str:
+    """The arithmetic of one cell as plain text lines."""
+    f = format_number
+    what = SCORE_KINDS_BY_NAME[view.result.settings.score].cell_text
+    terms = " + ".join(f"{f(a, 4)}×{f(b, 4)}" for a, b in step.terms[:MAX_TERMS])
+    if len(step.terms) > MAX_TERMS:
+        terms += f" + … ({len(step.terms) - MAX_TERMS} more terms)"
+    lines = [
+        f"query i = {step.i} ({view.rows[step.i]}), key j = {step.j} ({view.cols[step.j]})",
+        f"1. score    {what} = {terms} = {f(step.raw_score)}",
+        f"2. scale    {f(step.raw_score)} × {f(step.scale_factor)} = {f(step.score)}",
+        _mask_line(step, view.result.settings.mask_value),
+        f"4. exp      exp({f(step.logit)} − row max {f(step.row_max)}) = {f(step.exp_value)}",
+        f"5. row sum  Σ_j exp(logit_j − row max) = {f(step.row_sum)}",
+        f"6. weight   {f(step.exp_value)} / {f(step.row_sum)} = {f(step.weight)}",
+    ]
+    if step.fully_masked:
+        lines.append(
+            "   (row fully masked: "
+            + (
+                "all weights are set to 0)"
+                if view.result.settings.mask_value == "-inf"
+                else "softmax spreads the weight over masked keys)"
+            )
+        )
+    return "\n".join(lines)
+
+
+def _mask_line(step, mask_value: str) -> str:
+    f = format_number
+    if step.allowed:
+        return f"3. mask     allowed: M = 0, logit = {f(step.logit)}"
+    if mask_value == "-inf":
+        return "3. mask     blocked: M = −∞, logit = −∞"
+    return f"3. mask     blocked: {f(step.score)} − 1e9 = {f(step.logit)} (float32)"

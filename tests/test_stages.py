@@ -1,0 +1,52 @@
+"""Tests for drawing/stages.py: the six stage figures and one cell's arithmetic as text."""
+
+import numpy as np
+
+from attnviz import compute_attention
+from attnviz.core.stats import explain_cell
+from attnviz.drawing.stages import SequenceView, cell_text, stage_figures, stage_tex
+
+Q = np.array([[1.0, 0, 0], [0, 1, 0]])  # the NumPy lab's worked example
+K = np.array([[1.0, 2, 3], [4, 5, 6]])
+V = np.array([[0.0, 1, 0], [1, 0, 1]])
+
+
+def _view(**settings) -> SequenceView:
+    result = compute_attention(Q, K, V, **settings)
+    return SequenceView(result, Q, K, V, ("q0", "q1"), ("k0", "k1"), None)
+
+
+def test_six_stages_in_order_with_their_titles_and_values():
+    figs = stage_figures(_view(causal=True))
+    assert list(figs) == [
+        "raw scores",
+        "scaled scores",
+        "mask",
+        "masked scores",
+        "weights",
+        "output",
+    ]
+    titles = [fig.layout.title.text for fig in figs.values()]
+    assert titles[1] == "Scaled scores (× 0.5774)"
+    np.testing.assert_allclose(figs["raw scores"].data[0].z, [[1, 4], [2, 5]])
+    weights = np.nan_to_num(np.asarray(figs["weights"].data[0].z, dtype=float))
+    np.testing.assert_allclose(weights, [[1, 0], [0.150325, 0.849675]], atol=1e-6)
+    assert stage_figures(_view(scale=False))["scaled scores"].layout.title.text.endswith("× 1)")
+
+
+def test_cell_text_shows_each_step_of_one_weight():
+    view = _view(causal=True)
+    text = cell_text(explain_cell(view.result, Q, K, 1, 1), view)
+    lines = text.splitlines()
+    assert lines[0] == "query i = 1 (q1), key j = 1 (k1)"
+    assert lines[1] == "1. score    q_i · k_j = 0×4 + 1×5 + 0×6 = 5"
+    assert lines[2].startswith("2. scale    5 × 0.57735") and lines[2].endswith("= 2.88675")
+    assert lines[3] == "3. mask     allowed: M = 0, logit = 2.88675"
+    assert lines[-1].startswith("6. weight") and lines[-1].endswith("= 0.849675")
+    blocked = cell_text(explain_cell(view.result, Q, K, 0, 1), view).splitlines()
+    assert blocked[3] == "3. mask     blocked: M = −∞, logit = −∞"
+
+
+def test_stage_tex_names_the_score_and_the_mask_value():
+    assert stage_tex("raw scores", _view(score="general").result).endswith(r"Q W K^{\top}")
+    assert stage_tex("mask", _view(mask_value="-1e9").result).endswith(r"-10^{9}")
