@@ -101,16 +101,6 @@ def test_mask_kind_draws_two_colours_with_named_colour_bar():
     np.testing.assert_array_equal(grey.z, [[0, 1], [0, 0]])
 
 
-def test_scale_helpers_return_copies_of_the_constants():
-    assert figures.sequential_scale() == [list(s) for s in WEIGHTS_COLORSCALE]
-    assert figures.diverging_scale() == [list(s) for s in SIGNED_COLORSCALE]
-    figures.sequential_scale()[0][1] = "red"
-    assert WEIGHTS_COLORSCALE[0][1] == "#440154"
-
-
-# --- axes, labels, hover ------------------------------------------------------------------------
-
-
 def test_rows_go_down_and_duplicate_labels_keep_separate_cells():
     labels = ["the", "cat", "the"]
     fig = heatmap(np.arange(9.0).reshape(3, 3), row_labels=labels, col_labels=labels)

@@ -78,16 +78,6 @@ CLEAR = "rgba(0,0,0,0)"
 BLOCKED_COLORSCALE = [[0.0, CLEAR], [0.5, CLEAR], [0.5, BLOCKED_COLOR], [1.0, BLOCKED_COLOR]]
 
 
-def sequential_scale() -> list[list[Any]]:
-    """The colour scale of attention weights (Viridis, 0 to 1)."""
-    return [list(stop) for stop in WEIGHTS_COLORSCALE]
-
-
-def diverging_scale() -> list[list[Any]]:
-    """The colour scale of signed values (RdBu reversed: blue negative, red positive)."""
-    return [list(stop) for stop in SIGNED_COLORSCALE]
-
-
 @dataclass(frozen=True)
 class _Kind:
     """How one kind of matrix is coloured, pooled and described."""
