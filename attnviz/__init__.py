@@ -19,7 +19,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up
 
 _HOMES = {  # public name -> the module that defines it
     "AttentionResult": "attnviz.core.attention",
-    "AttentionSettings": "attnviz.core.attention",
+    "AttentionSettings": "attnviz.core.settings",
     "ScoredAttention": "attnviz.core.attention",
     "attention_stages": "attnviz.core.attention",
     "compute_attention": "attnviz.core.attention",

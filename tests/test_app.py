@@ -713,7 +713,7 @@ def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypa
     from attnviz.ui import main
 
     cleared = []
-    monkeypatch.setattr(main, "_KERAS_CLEAR_SESSION", lambda **kw: cleared.append(kw))
+    monkeypatch.setattr(main, "_KERAS_CLEAR_SESSION", [lambda **kw: cleared.append(kw)])
     at.run()
     ui.assert_ok(at)
     assert keras.backend.clear_session is main._clear_session_after_run

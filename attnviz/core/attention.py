@@ -26,34 +26,11 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from attnviz.core.checks import as_float_array, check_choice, describe, read_only
+from attnviz.core.checks import as_float_array, check_choice, read_only
 from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
-from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask, check_window
-from attnviz.core.scoring import SCORE_KINDS, make_score_layer, resolve_params
-from attnviz.core.seeding import check_seed
-
-
-@dataclass(frozen=True)
-class AttentionSettings:
-    """How attention is computed; everything but the inputs and the weights."""
-
-    score: str = "dot"  # "dot", "general" or "concat"
-    scale: bool = True  # divide scores by sqrt(Dk)
-    causal: bool = False  # query i attends key j only if j <= i
-    window: int | None = None  # local attention: only if |i - j| <= window; None = off
-    mask_value: str = "-inf"  # "-inf" (fully masked rows give zeros) or "-1e9" (Keras tutorials)
-    seed: int = 0  # draws the learned scoring weights not given in `params`
-
-    def __post_init__(self) -> None:
-        check_choice(self.score, "score", SCORE_KINDS)
-        check_choice(self.mask_value, "mask_value", MASK_VALUES)
-        check_window(self.window)
-        check_seed(self.seed)
-        for name in ("scale", "causal"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise ValueError(
-                    f"`{name}` must be True or False. Received: {describe(getattr(self, name))}."
-                )
+from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask
+from attnviz.core.scoring import make_score_layer, resolve_params
+from attnviz.core.settings import AttentionSettings
 
 
 @dataclass(frozen=True)

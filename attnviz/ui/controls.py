@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from attnviz.core import limits
-from attnviz.core.attention import AttentionSettings
 from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
+from attnviz.core.settings import AttentionSettings
 from attnviz.ui.state import bound, initial
 
 MODES = {  # URL value -> what the page calls it
@@ -17,6 +17,7 @@ MODES = {  # URL value -> what the page calls it
     "cross": "Cross (two sentences)",
     "multihead": "Multi-head",
     "decoder": "Decoder",
+    "learn": "Learn",
 }
 FIXED_SCORING_MODES = ("multihead", "decoder")  # scaled dot product; the way sets the masks
 MASK_VALUE_CAPTIONS = {
@@ -43,7 +44,7 @@ def mode_selector() -> str:
     return names.get(label, "matrices")
 
 
-def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
+def _score_control() -> str:
     side = st.sidebar
     side.subheader("Scoring")
     score = side.radio(
@@ -53,6 +54,25 @@ def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
         **bound("score"),
     )
     side.latex(SCORE_KINDS_BY_NAME[score].pair_tex)
+    return score
+
+
+def _learn_controls() -> tuple[str, bool]:
+    """Learn mode: the score its model attends with, and whether it scales (off by default:
+    the shipped models do not). The source padding mask is always on; there are no others."""
+    score = _score_control()
+    scale = st.sidebar.toggle(
+        "Scale by √D",
+        **bound("learn_scale"),
+        help="Divide every score by the square root of the encoder's output size D.",
+    )
+    st.sidebar.caption("The model never attends the padding after its input: that mask is fixed.")
+    return score, bool(scale)
+
+
+def _score_and_mask_controls() -> tuple[str, bool, bool, int | None]:
+    side = st.sidebar
+    score = _score_control()
     side.subheader("Masks")
     causal = side.toggle(
         "Causal (look-ahead) mask",
@@ -116,9 +136,11 @@ def sidebar_controls(mode: str) -> Controls:
         )
     if mode in FIXED_SCORING_MODES:
         score, causal, use_padding, window = "dot", False, True, None
+    elif mode == "learn":
+        (score, scale), causal, use_padding, window = _learn_controls(), False, True, None
     else:
         score, causal, use_padding, window = _score_and_mask_controls()
-    if mode != "decoder":
+    if mode not in ("decoder", "learn"):
         scale, mask_value = _scale_and_mask_value_controls()
     seed = int(
         side.number_input(

@@ -6,7 +6,7 @@ page keeps working; what the user typed stays in its box.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import streamlit as st
@@ -50,6 +50,7 @@ class Problem:
     padding: np.ndarray | None  # (B, S) bool, True = real key; None = nothing marked
     batched: bool  # the user gave a batch axis (or several sentences)
     item: int = 0  # the batch item the views draw: what the sequence selector returned
+    params: dict[str, np.ndarray] | None = None  # learned score weights (from Learn), or None
 
 
 def apply_preset(preset: Preset) -> None:
@@ -71,6 +72,13 @@ def apply_preset(preset: Preset) -> None:
     for key, value in {**CONTROL_DEFAULTS, **preset.settings}.items():
         state[key] = value
     state["seq"] = 0
+    forget_learned_weights()
+
+
+def forget_learned_weights() -> None:
+    """Back to weights drawn from the seed (a preset, or the button beside the caption)."""
+    st.session_state.pop("learned_params", None)
+    st.session_state.pop("learned_from", None)
 
 
 def _on_preset(presets: dict[str, Preset]) -> None:
@@ -139,7 +147,17 @@ def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
         arrays = _typed_matrices()
     if arrays is None:
         return None
-    return _matrix_problem(*arrays)
+    problem = _matrix_problem(*arrays)
+    learned = state.get("learned_params")
+    if problem is None or learned is None:
+        return problem
+    left, right = st.columns([4, 1])
+    left.caption(
+        f"Trained score weights from Learn: {plain(state.get('learned_from', ''))}. Q is the "
+        "decoder's state at that step, K = V the encoder's outputs."
+    )
+    right.button("Use seeded weights", on_click=forget_learned_weights, key="forget_learned")
+    return replace(problem, params=learned)
 
 
 def _typed_matrices():

@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.core import limits
-from attnviz.core.attention import AttentionSettings
+from attnviz.core.settings import AttentionSettings
 from attnviz.drawing import figures
 from attnviz.inputs.text import encode_sentences
 from attnviz.transformer.decoder import DecoderResult, run_decoder

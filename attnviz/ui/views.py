@@ -33,7 +33,9 @@ def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
         arrays = tuple(None if a is None else a[0] for a in arrays)
     try:
         query, key, value, padding = arrays
-        return compute_attention(query, key, value, key_padding_mask=padding, **asdict(settings))
+        return compute_attention(
+            query, key, value, key_padding_mask=padding, params=problem.params, **asdict(settings)
+        )
     except ValueError as err:
         st.error(
             plain(f"These inputs and settings do not fit together: {err}"), icon=":material/error:"
