@@ -2,8 +2,9 @@
 
 The package is grouped by concept: `core` (limits, checks, masks, score layers, attention,
 statistics), `inputs` (matrix parsing, sentences → Q/K/V, presets), `transformer` (multi-head,
-the three ways, the decoder), `drawing` (figures, lines, downloads), `learn` (trained seq2seq
-attention) and `ui` (the Streamlit app, the only code that imports streamlit).
+the three ways, the decoder), `drawing` (figures, lines, the model view, downloads), `learn`
+(trained seq2seq attention), `heads` (any Keras model's attention, head summaries, rollout) and
+`ui` (the Streamlit app, the only code that imports streamlit).
 
 The public names below are imported on first use, so `import attnviz` (and drawing) does not
 import TensorFlow until an attention function is asked for.
@@ -37,6 +38,10 @@ _HOMES = {  # public name -> the module that defines it
     "encode_sentences": "attnviz.inputs.text",
     "positional_encoding": "attnviz.inputs.text",
     "tokenize": "attnviz.inputs.text",
+    "inspect": "attnviz.heads.inspection",
+    "head_summaries": "attnviz.heads.summaries",
+    "attention_rollout": "attnviz.heads.rollout",
+    "model_view": "attnviz.drawing.model_view",
 }
 
 __all__ = sorted(_HOMES)

@@ -1,0 +1,291 @@
+"""The model view: every layer × every head at once, one small heatmap each.
+
+Shape letters: L layers (grid rows), H heads (grid columns), T queries, S keys.
+
+Like BertViz's model view, with a weight in every cell's hover and one colour scale shared by
+all heads (0 to 1). Self- and cross-attention are separate grids: draw each with its own call.
+No figure code is copied: every cell is `figures.heatmap(..., kind="weights", thumbnail=True)`,
+whose heatmap traces and data axes move into one subplot of the grid. Only the layout is new:
+subplot domains, a title strip above each layer, head numbers on top, one shared colour axis
+(the thumbnails' own colour settings, moved there), and optional outlines of highlighted heads.
+Each cell's value trace carries `meta = [layer, head]`, so a click (its curve number) tells
+which head to enlarge. Pure numpy + plotly; `fig.show()` works in a notebook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attnviz.core.checks import check_int, describe
+from attnviz.drawing import figures
+from attnviz.drawing.figures import _escape  # user text made safe for plotly, as everywhere
+from attnviz.heads.stacks import as_layer_stack
+
+if TYPE_CHECKING:  # only for hints: drawing does not import TensorFlow
+    from attnviz.heads.inspection import Inspection
+
+GRID_WIDTH = 1000  # px the cells of one row share, about
+CELL_MIN = 56  # px: the smallest cell side (more heads make a wider figure)
+GAP = 8  # px between cells
+STRIP = 22  # px above each row of cells, for the layer's title
+HEADINGS = 24  # px above the first row, for the head numbers
+THUMB_MAX_SIDE = 32  # most cells per side of a thumbnail before it pools (keeps figures small)
+HIGHLIGHT_COLOR = "#e8590c"  # orange: not on the Viridis scale, visible on light and dark pages
+COLORBAR_PX = 240  # px, the shared colour bar's length (from the top of the grid)
+MARGIN = dict(l=10, r=90, b=10)  # px; the right margin holds the shared colour bar
+
+
+def model_view(
+    layers_weights: Any,
+    row_labels: Sequence[Any] | None = None,
+    col_labels: Sequence[Any] | None = None,
+    *,
+    titles: Sequence[Any] | None = None,
+    title: str = "",
+    blocked: Any = None,
+    highlight: Iterable[tuple[int, int]] = (),
+    row_title: str = "query",
+    col_title: str = "key",
+    max_side: int = THUMB_MAX_SIDE,
+) -> go.Figure:
+    """A grid of heatmaps, one row per layer and one column per head, on one colour scale.
+
+    Args:
+        layers_weights: `(L, H, T, S)`, a list of L `(H, T, S)` of one shape, or `(H, T, S)`
+            (one layer): one sequence's weights.
+        row_labels: `(T,)` query tokens; col_labels: `(S,)` key tokens (default "0", "1", …).
+        titles: one title per layer (default "layer 0", "layer 1", …).
+        title: the figure's title.
+        blocked: bool, True = drawn grey as masked: `(T, S)`, `(L, T, S)` or `(L, H, T, S)`.
+        highlight: `(layer, head)` pairs to outline, e.g. `summaries.top_heads(...)`.
+        row_title, col_title: what the hover calls a row and a column.
+        max_side: most cells per side of one thumbnail; longer sequences are pooled (see
+            `figures.heatmap`); enlarge one head with `figures.heatmap` for exact values.
+
+    Returns:
+        A `go.Figure`; subplot n (row-major, from 1) is axes `x{n}`/`y{n}` ("x"/"y" for n = 1).
+
+    Raises:
+        ValueError: for weights, labels, titles, blocked cells or highlights that do not fit.
+    """
+    stack = as_layer_stack(layers_weights, "layers_weights")  # (L, H, T, S)
+    n_layers, n_heads = stack.shape[:2]
+    names = _layer_titles(titles, n_layers)
+    grey = _blocked_stack(blocked, stack.shape)  # (L, H, T, S)
+    grid = _grid(n_layers, n_heads)
+    traces: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {}
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            cell = figures.heatmap(
+                stack[layer, head], row_labels=row_labels, col_labels=col_labels,
+                kind="weights", blocked=grey[layer, head], row_title=row_title,
+                col_title=col_title, max_side=max_side, thumbnail=True,
+            )  # fmt: skip
+            n = layer * n_heads + head + 1
+            heading = f"{names[layer]} · head {head}"
+            moved, colors = _moved_traces(cell, n, heading, (layer, head))
+            traces += moved
+            layout |= _moved_axes(cell, n, grid.boxes[layer][head])
+    shapes = _outlines(highlight, n_layers, n_heads)
+    layout |= _grid_layout(grid, names, title, shapes) | dict(coloraxis=_shared(colors, grid))
+    return go.Figure(data=traces, layout=layout, _validate=False)  # as `figures._figure`
+
+
+def inspection_view(
+    result: Inspection,
+    *,
+    kind: str | None = "self",
+    keys: Sequence[str] | None = None,
+    item: int = 0,
+    row_labels: Sequence[Any] | None = None,
+    col_labels: Sequence[Any] | None = None,
+    title: str | None = None,
+    highlight: Iterable[tuple[int, int]] = (),
+) -> go.Figure:
+    """The model view of an `inspect(...)` result: one row per attention call of one kind.
+
+    Cells the layer's mask blocked and that hold exactly 0 are drawn grey as masked.
+
+    Args:
+        result: what `attnviz.heads.inspect` returned.
+        kind: "self", "cross" or "unknown" calls (None: all, if they share one shape).
+        keys: the calls to draw instead of a kind, in this order.
+        item: which sequence of the batch.
+        row_labels, col_labels, highlight: as for `model_view`.
+        title: the figure's title (default: "<kind> attention").
+    """
+    stack = result.layer_stack(kind, keys=keys, item=item)
+    grey = ~stack.masks[:, None] & (stack.weights == 0)  # (L, 1, T, S) & (L, H, T, S)
+    return model_view(
+        stack.weights, row_labels, col_labels, titles=stack.keys, blocked=grey,
+        title=f"{kind or 'all'} attention" if title is None else title, highlight=highlight,
+    )  # fmt: skip
+
+
+def _layer_titles(titles: Sequence[Any] | None, n_layers: int) -> list[str]:
+    """One escaped title per layer."""
+    if titles is None:
+        return [f"layer {layer}" for layer in range(n_layers)]
+    if isinstance(titles, str) or not hasattr(titles, "__len__") or len(titles) != n_layers:
+        raise ValueError(
+            f"`titles` must list one title per layer: {n_layers} titles. "
+            f"Received: {describe(titles)}."
+        )
+    return [_escape(text) for text in titles]
+
+
+def _blocked_stack(blocked: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """`blocked` broadcast to `(L, H, T, S)` bool (all False if None)."""
+    if blocked is None:
+        return np.zeros(shape, dtype=bool)
+    array = np.asarray(blocked)
+    if array.ndim == 3:
+        array = array[:, None]  # (L, T, S) -> (L, 1, T, S): the same for every head
+    try:
+        if array.dtype != bool and not np.isin(array, (0, 1)).all():
+            raise ValueError("not True/False")
+        return np.broadcast_to(array.astype(bool), shape)
+    except ValueError as err:
+        layers, heads, t, s = shape
+        raise ValueError(
+            f"`blocked` must be True/False (True = masked) of shape ({t}, {s}), "
+            f"({layers}, {t}, {s}) or ({layers}, {heads}, {t}, {s}). "
+            f"Received: {describe(array)}."
+        ) from err
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Where the cells of the grid go."""
+
+    cell: int  # px, the side of one (square) cell
+    width: int  # px, the plot area: cells and gaps of one row
+    height: int  # px, the plot area: every row with its title strip, and gaps
+    boxes: tuple  # [layer][head] -> (x0, x1, y0, y1) subplot domain, fractions of the plot area
+
+
+def _grid(n_layers: int, n_heads: int) -> _Grid:
+    """Square cells of one size, as many heads as fit `GRID_WIDTH` (at least `CELL_MIN` px)."""
+    cell = int(np.clip(GRID_WIDTH // n_heads - GAP, CELL_MIN, figures.THUMB_WIDTH))
+    width = n_heads * cell + (n_heads - 1) * GAP
+    height = n_layers * (STRIP + cell) + (n_layers - 1) * GAP
+    boxes = []
+    for layer in range(n_layers):
+        top = layer * (STRIP + cell + GAP) + STRIP  # px from the top of the plot area
+        y0, y1 = 1 - (top + cell) / height, 1 - top / height
+        boxes.append(
+            tuple((h * (cell + GAP) / width, (h * (cell + GAP) + cell) / width, y0, y1)
+                  for h in range(n_heads))
+        )  # fmt: skip
+    return _Grid(cell, width, height, tuple(boxes))
+
+
+def _axis_names(n: int) -> tuple[str, str]:
+    """Trace references of subplot n: ("x", "y") for n = 1, else ("x{n}", "y{n}")."""
+    return ("x", "y") if n == 1 else (f"x{n}", f"y{n}")
+
+
+def _moved_traces(
+    cell: go.Figure, n: int, heading: str, where: tuple[int, int]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The thumbnail's heatmaps on subplot n, hover headed by `heading`, and the value trace's
+    colour settings, which move to the shared colour axis (they are the same for every cell).
+
+    The thumbnail's empty tick-label trace is left out: the grid shows no tick labels, every
+    cell's tokens are in its hover.
+    """
+    x, y = _axis_names(n)
+    moved, colors = [], {}
+    for trace in cell.data:
+        if trace.type != "heatmap":
+            continue
+        moved_trace = dict(trace.to_plotly_json(), xaxis=x, yaxis=y)
+        moved_trace["hovertemplate"] = f"{heading}<br>{moved_trace['hovertemplate']}"
+        if "colorbar" in moved_trace:  # the value trace (the blocked one has no colour bar)
+            colors = {k: moved_trace.pop(k) for k in ("colorscale", "zmin", "zmax", "colorbar")}
+            moved_trace.pop("showscale", None)
+            moved_trace.update(coloraxis="coloraxis", meta=list(where), name=heading)
+        moved.append(moved_trace)
+    return moved, colors
+
+
+def _shared(colors: dict[str, Any], grid: _Grid) -> dict[str, Any]:
+    """The layout's colour axis from a thumbnail's colour settings; the bar from the top."""
+    bar = dict(len=min(COLORBAR_PX, grid.height), lenmode="pixels", y=1.0, yanchor="top")
+    return dict(
+        colorscale=colors["colorscale"],
+        cmin=colors["zmin"],
+        cmax=colors["zmax"],
+        colorbar=colors["colorbar"] | bar,
+    )
+
+
+def _moved_axes(cell: go.Figure, n: int, box: tuple[float, float, float, float]):
+    """The thumbnail's data axes (hover names of every cell), placed in subplot n's box."""
+    x, y = _axis_names(n)
+    x_axis = cell.layout.xaxis.to_plotly_json()
+    y_axis = cell.layout.yaxis.to_plotly_json()
+    suffix = "" if n == 1 else str(n)
+    return {
+        f"xaxis{suffix}": dict(x_axis, domain=list(box[:2]), anchor=y),
+        f"yaxis{suffix}": dict(y_axis, domain=list(box[2:]), anchor=x),
+    }
+
+
+def _outlines(highlight: Iterable[tuple[int, int]], n_layers: int, n_heads: int) -> list:
+    """A rectangle around each highlighted head's subplot."""
+    try:
+        pairs = [tuple(pair) for pair in highlight]
+    except TypeError:
+        pairs = [None]
+    shapes = []
+    for pair in pairs:
+        if pair is None or len(pair) != 2:
+            raise ValueError(
+                "`highlight` must list (layer, head) pairs, e.g. [(0, 1), (2, 3)]. "
+                f"Received: {describe(highlight)}."
+            )
+        layer = check_int(pair[0], "highlight layer", low=0, high=n_layers - 1)
+        head = check_int(pair[1], "highlight head", low=0, high=n_heads - 1)
+        x, y = _axis_names(layer * n_heads + head + 1)
+        shapes.append(
+            dict(type="rect", xref=f"{x} domain", yref=f"{y} domain", x0=-0.03, x1=1.03,
+                 y0=-0.03, y1=1.03, line=dict(color=HIGHLIGHT_COLOR, width=3))
+        )  # fmt: skip
+    return shapes
+
+
+def _grid_layout(grid: _Grid, names: list[str], title: str, shapes: list) -> dict[str, Any]:
+    """Size, margins, layer titles, head numbers and outlines of the grid."""
+    top = (40 if title else 10) + HEADINGS  # px: the figure title, then the head numbers
+    layer_titles = [
+        dict(text=name, x=0, y=grid.boxes[layer][0][3] + STRIP / grid.height, xanchor="left",
+             yanchor="top")
+        for layer, name in enumerate(names)
+    ]  # fmt: skip
+    head_numbers = [
+        dict(text=f"head {head}", x=(box[0] + box[1]) / 2, y=1 + 4 / grid.height,
+             xanchor="center", yanchor="bottom")
+        for head, box in enumerate(grid.boxes[0])
+    ]  # fmt: skip
+    notes = [note | dict(xref="paper", yref="paper", showarrow=False)
+             for note in layer_titles + head_numbers]  # fmt: skip
+    return dict(
+        title=dict(text=_escape(title), x=0.0, xanchor="left"),
+        width=MARGIN["l"] + grid.width + MARGIN["r"],
+        height=top + grid.height + MARGIN["b"],
+        margin=MARGIN | dict(t=top),
+        annotations=notes,
+        shapes=shapes,
+        font=dict(size=figures.FONT_SIZE),
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        hovermode="closest",
+        showlegend=False,
+    )

@@ -1,0 +1,48 @@
+"""Heads: look inside every layer and head of a Transformer.
+
+`inspection` runs any Keras 3 model once and returns every `MultiHeadAttention` layer's weights
+(`capture` holds the mechanics); `summaries` says in numbers what each head does; `rollout`
+follows attention through the layers (Abnar & Zuidema 2020); `stacks` checks stacks of weights.
+The model view that draws them all is `attnviz.drawing.model_view`.
+
+The public names below are imported on first use: summaries and rollout are numpy-only, so
+`from attnviz.heads import head_summaries` does not import TensorFlow; `inspect` does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {  # public name -> the module that defines it
+    "AttentionCall": "attnviz.heads.inspection",
+    "Inspection": "attnviz.heads.inspection",
+    "LayerStack": "attnviz.heads.inspection",
+    "inspect": "attnviz.heads.inspection",
+    "HeadSummary": "attnviz.heads.summaries",
+    "SUMMARY_FIELDS": "attnviz.heads.summaries",
+    "SUMMARY_LABELS": "attnviz.heads.summaries",
+    "head_summaries": "attnviz.heads.summaries",
+    "sort_heads": "attnviz.heads.summaries",
+    "summary_table": "attnviz.heads.summaries",
+    "top_heads": "attnviz.heads.summaries",
+    "ROLLOUT_TEX": "attnviz.heads.rollout",
+    "Rollout": "attnviz.heads.rollout",
+    "attention_rollout": "attnviz.heads.rollout",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its home module the first time it is used."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'attnviz.heads' has no attribute '{name}'")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,140 @@
+"""Tests for drawing/model_view: the layers × heads grid built from the heatmap thumbnails."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from attnviz.drawing import figures
+from attnviz.drawing.model_view import model_view
+
+ROOT = Path(__file__).parents[1]
+RNG = np.random.default_rng(8)
+QUERIES = ["the", "cat", "sat", "down"]
+KEYS = ["le", "chat", "s'est", "assis", "<b>"]
+
+
+@pytest.fixture(scope="module")
+def cross():
+    """Two layers × three heads of cross-attention, 4 queries × 5 keys."""
+    weights = RNG.dirichlet(np.ones(5), size=(2, 3, 4))  # (L, H, T, S)
+    fig = model_view(weights, QUERIES, KEYS, titles=["enc-dec 0", "enc-dec 1"], title="cross")
+    return weights, fig
+
+
+def _value_traces(fig: go.Figure) -> list:
+    return [t for t in fig.data if t.coloraxis == "coloraxis"]
+
+
+def test_one_thumbnail_per_layer_and_head_holding_the_weights(cross):
+    weights, fig = cross
+    values = _value_traces(fig)
+    assert len(values) == 6
+    for n, trace in enumerate(values, start=1):
+        layer, head = divmod(n - 1, 3)
+        assert list(trace.meta) == [layer, head]
+        assert (trace.xaxis, trace.yaxis) == (("x", "y") if n == 1 else (f"x{n}", f"y{n}"))
+        np.testing.assert_allclose(trace.z, weights[layer, head], atol=1e-7)  # float32 cells
+
+
+def test_hover_names_layer_head_query_key_and_weight(cross):
+    _, fig = cross
+    trace = _value_traces(fig)[4]  # layer 1, head 1: subplot 5
+    assert trace.hovertemplate.startswith("enc-dec 1 · head 1<br>query %{y}<br>key %{x}")
+    assert "weight %{z" in trace.hovertemplate
+    # %{y} / %{x} show the data axes' tick text: position and token of the cell
+    assert list(fig.layout.yaxis5.ticktext) == [f"{i}: {t}" for i, t in enumerate(QUERIES)]
+    assert list(fig.layout.xaxis5.ticktext)[:2] == ["0: le", "1: chat"]
+    assert list(fig.layout.xaxis5.ticktext)[4] == "4: &lt;b&gt;"  # user text is escaped
+
+
+def test_one_shared_colour_scale_from_0_to_1(cross):
+    _, fig = cross
+    axis = fig.layout.coloraxis
+    assert (axis.cmin, axis.cmax) == (0.0, 1.0)
+    assert [list(step) for step in axis.colorscale] == figures.WEIGHTS_COLORSCALE
+    assert all(t.showscale is None and t.colorbar.title.text is None for t in _value_traces(fig))
+
+
+def test_grid_layout_titles_and_head_numbers(cross):
+    _, fig = cross
+    notes = [a.text for a in fig.layout.annotations]
+    assert notes == ["enc-dec 0", "enc-dec 1", "head 0", "head 1", "head 2"]
+    assert fig.layout.title.text == "cross"
+    boxes = [(fig.layout[f"xaxis{n}"].domain, fig.layout[f"yaxis{n}"].domain) for n in range(2, 7)]
+    boxes.insert(0, (fig.layout.xaxis.domain, fig.layout.yaxis.domain))
+    assert boxes[0][0][0] == 0 and boxes[2][0][1] == pytest.approx(1.0)  # heads fill the width
+    assert boxes[0][1][0] > boxes[3][1][1]  # layer 0 above layer 1
+    assert boxes[0][0][1] < boxes[1][0][0]  # heads side by side, with a gap
+
+
+def test_default_titles_blocked_cells_and_highlights():
+    w = np.tril(RNG.dirichlet(np.ones(3), size=(1, 2, 3)))  # (1, 2, 3, 3) causal
+    w /= w.sum(axis=-1, keepdims=True)
+    future = np.triu(np.ones((3, 3), dtype=bool), k=1)
+    fig = model_view(w, blocked=future, highlight=[(0, 1)])
+    assert fig.layout.annotations[0].text == "layer 0"
+    values = _value_traces(fig)
+    assert np.isnan(np.asarray(values[0].z, dtype=float)[future]).all()  # blocked: grey, no value
+    greys = [t for t in fig.data if t.coloraxis is None]
+    assert len(greys) == 2 and greys[0].hovertemplate.startswith("layer 0 · head 0<br>")
+    (outline,) = fig.layout.shapes
+    assert (outline.xref, outline.yref) == ("x2 domain", "y2 domain")
+
+
+def test_twelve_by_twelve_heads_stay_small_and_valid():
+    w = RNG.dirichlet(np.ones(16), size=(12, 12, 16))  # (12, 12, 16, 16)
+    tokens = [f"token{i}" for i in range(16)]
+    fig = model_view(w, tokens, tokens)
+    assert len(_value_traces(fig)) == 144
+    assert len(fig.to_json()) < 1_000_000
+    go.Figure(fig.to_dict())  # plotly's own validation accepts every property
+    assert "Plotly.newPlot" in fig.to_html(include_plotlyjs=False)  # what fig.show() renders
+
+
+def test_long_sequences_are_pooled_into_overviews():
+    w = RNG.dirichlet(np.ones(100), size=(1, 1, 100))
+    (trace,) = _value_traces(model_view(w, max_side=25))
+    assert np.asarray(trace.z).shape == (25, 25)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(titles=["only one"]), "one title per layer: 2"),
+        (dict(blocked=np.zeros((4, 4), bool)), r"shape \(4, 5\)"),
+        (dict(blocked=np.full((4, 5), 0.5)), "True/False"),
+        (dict(highlight=[(2, 0)]), "highlight layer"),
+        (dict(highlight=[3]), r"\(layer, head\) pairs"),
+        (dict(row_labels=["a"]), "one label per position: 4"),
+    ],
+    ids=["titles", "blocked-shape", "blocked-values", "highlight-range", "highlight-pairs",
+         "labels"],
+)  # fmt: skip
+def test_bad_arguments_are_rejected(kwargs, message):
+    weights = RNG.dirichlet(np.ones(5), size=(2, 3, 4))
+    with pytest.raises(ValueError, match=message):
+        model_view(weights, **kwargs)
+
+
+def test_layers_of_different_shapes_are_rejected():
+    with pytest.raises(ValueError, match="Self-attention .* separate stacks"):
+        model_view([np.eye(3)[None], np.ones((1, 3, 4)) / 4])
+
+
+def test_drawing_and_head_maths_need_no_tensorflow():
+    probe = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from attnviz.drawing.model_view import model_view\n"
+        "from attnviz.heads import attention_rollout, head_summaries\n"
+        "w = np.full((1, 2, 3, 3), 1 / 3)\n"
+        "model_view(w); head_summaries(w); attention_rollout(w)\n"
+        "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
