@@ -281,3 +281,28 @@ def _scrolled_to(locator) -> bool:
     except PlaywrightError:
         return False
     return True
+
+
+def test_learn_trains_a_tiny_model_and_the_probe_attention_changes(app: App):
+    # Reverse, 500 pairs, 3 epochs: a few seconds. The probe heatmap is redrawn after every
+    # epoch; the slider under it goes back to earlier epochs, down to the untrained model.
+    query = "?mode=Learn&task=reverse&learn_model=Train&learn_epochs=3&learn_pairs=500"
+    app.open(f"{app.url}/{query}", charts=0)
+    app.page.get_by_role("button", name="Train").click()
+    poll(lambda: app.page.get_by_text("Trained 3 epochs").count() == 1, "training to end", 180)
+    poll(lambda: _probe_title(app, 3) != "", "epoch 3's probe heatmap")
+    last = app.weights(_probe_title(app, 3))
+    slider = app.page.get_by_role("slider", name="Probe attention after epoch (0 = untrained)")
+    slider.focus()
+    slider.press("Home")  # epoch 0
+    poll(lambda: _probe_title(app, 0) != "", "the untrained model's probe heatmap")
+    first = app.weights(_probe_title(app, 0))
+    assert len(last) >= 1 and len(first[0]) == len(last[0])  # same input, other epochs
+    assert not close(last[: len(first)], first[: len(last)], tol=1e-3)  # attention moved
+    assert app.exceptions() == 0 and app.errors == []
+
+
+def _probe_title(app: App, epoch: int) -> str:
+    """The title of the probe heatmap after `epoch` ("" while it is not on the page)."""
+    prefix = f"Epoch {epoch}: "
+    return next((t for t in app.chart_titles() if t.startswith(prefix)), "")

@@ -77,8 +77,8 @@ def apply_preset(preset: Preset) -> None:
 
 def forget_learned_weights() -> None:
     """Back to weights drawn from the seed (a preset, or the button beside the caption)."""
-    st.session_state.pop("learned_params", None)
-    st.session_state.pop("learned_from", None)
+    for key in ("learned_params", "learned_from", "learned_labels"):
+        st.session_state.pop(key, None)
 
 
 def _on_preset(presets: dict[str, Preset]) -> None:
@@ -157,6 +157,9 @@ def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
         "decoder's state at that step, K = V the encoder's outputs."
     )
     right.button("Use seeded weights", on_click=forget_learned_weights, key="forget_learned")
+    rows, cols = state.get("learned_labels", ((), ()))
+    if (len(rows), len(cols)) == problem.query.shape[1:2] + problem.key.shape[1:2]:
+        problem = replace(problem, query_labels=(rows,), key_labels=(cols,))  # Q, K unchanged
     return replace(problem, params=learned)
 
 

@@ -1,0 +1,58 @@
+"""Learned attention: small seq2seq translators whose attention was trained, not drawn.
+
+Three toy tasks with known alignments (`tasks`: dates -> ISO, reverse, German number words ->
+digits), a Luong-style bi-GRU encoder / GRU decoder that attends with attnviz's own
+`ScoredAttention` and score layers (`network`, `model`), training with `keras.Model.fit` and a
+per-epoch report (`training`), scores (`metrics`) and the shipped checkpoints (`pretrained`,
+`train_all`).
+
+    from attnviz.learn import load_pretrained, make_pairs, alignment_score
+    model = load_pretrained("dates", "dot")
+    model.translate("Sunday, 22 November 2026").output      # "2026-11-22"
+
+Names are imported on first use: `attnviz.learn.TASKS` and `make_pairs` do not import
+TensorFlow; the models do.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {  # public name -> the module that defines it
+    "TASKS": "attnviz.learn.tasks",
+    "Task": "attnviz.learn.tasks",
+    "get_task": "attnviz.learn.tasks",
+    "make_pairs": "attnviz.learn.tasks",
+    "known_alignment": "attnviz.learn.tasks",
+    "NetworkConfig": "attnviz.learn.network",
+    "AttentionInputs": "attnviz.learn.model",
+    "Seq2SeqAttention": "attnviz.learn.model",
+    "Translation": "attnviz.learn.model",
+    "Evaluation": "attnviz.learn.metrics",
+    "alignment_score": "attnviz.learn.metrics",
+    "evaluate": "attnviz.learn.metrics",
+    "EpochReport": "attnviz.learn.training",
+    "TrainingStats": "attnviz.learn.training",
+    "train": "attnviz.learn.training",
+    "CheckpointSummary": "attnviz.learn.pretrained",
+    "MissingCheckpointError": "attnviz.learn.pretrained",
+    "load_pretrained": "attnviz.learn.pretrained",
+    "shipped_summaries": "attnviz.learn.pretrained",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its home module the first time it is used."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'attnviz.learn' has no attribute '{name}'")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

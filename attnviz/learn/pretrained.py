@@ -1,0 +1,199 @@
+"""The shipped checkpoints: one trained model per task and score, saved as weights only.
+
+Each checkpoint is two files in `assets/learn/`:
+
+- `<task>_<score>.npz`: the weights, numpy arrays in the order of `Seq2SeqAttention.get_weights`
+  (read with `allow_pickle=False`: no pickles, no code);
+- `<task>_<score>.json`: the training record (`TrainingStats`) and the fresh-pair evaluation,
+  plain numbers for display.
+
+The architecture is never read from a file: `RECIPES` (code) says how each task's model is
+built and trained, `load_pretrained` rebuilds it from there and only fills in the weights,
+checking every array's shape. `python -m attnviz.learn.train_all` regenerates the files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from attnviz.core.checks import check_choice
+from attnviz.core.score_kinds import SCORE_KINDS
+from attnviz.learn.model import Seq2SeqAttention
+from attnviz.learn.network import NetworkConfig
+from attnviz.learn.tasks import TASKS
+from attnviz.learn.training import TrainingStats
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "learn"  # the checkpoint folder
+REGENERATE = "python -m attnviz.learn.train_all"  # the command that writes the checkpoints
+TEST_SEED = 20_261_122  # make_pairs seed of the fresh pairs checkpoints are evaluated on
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the shipped model of one task is built and trained (the same for every score)."""
+
+    network: NetworkConfig  # sizes (the score is set per checkpoint)
+    train: dict[str, Any] = field(default_factory=dict)  # keyword arguments of `train`
+
+
+RECIPES = {
+    "dates": Recipe(NetworkConfig(), {"epochs": 4, "n_pairs": 10_000, "val_pairs": 500}),
+    "reverse": Recipe(NetworkConfig(), {"epochs": 12, "n_pairs": 20_000, "val_pairs": 500}),
+    "german_numbers": Recipe(NetworkConfig(), {"epochs": 4, "n_pairs": 10_000, "val_pairs": 500}),
+}
+
+
+def checkpoint_path(task: str, score: str, suffix: str = ".npz") -> Path:
+    """Where the checkpoint of `task` and `score` lives (`.npz` weights or `.json` record)."""
+    check_choice(task, "task", TASKS)
+    check_choice(score, "score", SCORE_KINDS)
+    return ASSETS / f"{task}_{score}{suffix}"
+
+
+def network_config(task: str, score: str) -> NetworkConfig:
+    """The network of the shipped `task` model with `score` (from `RECIPES`, not a file)."""
+    check_choice(task, "task", TASKS)
+    check_choice(score, "score", SCORE_KINDS)
+    sizes = RECIPES[task].network
+    return NetworkConfig(score, False, sizes.embed_dim, sizes.units, sizes.attention_units)
+
+
+def save_checkpoint(model: Seq2SeqAttention, extra: dict[str, Any] | None = None) -> Path:
+    """Write `model`'s weights and record to `assets/learn/` and return the weights' path."""
+    path = checkpoint_path(model.task.name, model.config.score)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    weights = model.get_weights()
+    np.savez_compressed(path, **{f"w{i:03d}": w for i, w in enumerate(weights)})
+    record = {"format": 1, "network": asdict(model.config), **(extra or {})}
+    if model.stats is not None:
+        record["stats"] = _plain(asdict(model.stats))
+    text = json.dumps(record, indent=1, allow_nan=False)
+    checkpoint_path(model.task.name, model.config.score, ".json").write_text(text + "\n")
+    return path
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready: tuples as lists, NaN as None."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+class MissingCheckpointError(FileNotFoundError, ValueError):
+    """A shipped checkpoint file is missing (a ValueError too, so input-error handlers show it)."""
+
+
+def read_record(task: str, score: str) -> dict[str, Any]:
+    """The JSON record of a shipped checkpoint (training stats, fresh-pair evaluation).
+
+    Raises:
+        MissingCheckpointError: if the file is missing (says how to regenerate it).
+    """
+    path = checkpoint_path(task, score, ".json")
+    if not path.is_file():
+        raise MissingCheckpointError(_missing(path))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _missing(path: Path) -> str:
+    return (
+        f"The checkpoint {path.name} is missing from {path.parent}. Regenerate the shipped "
+        f"checkpoints with `{REGENERATE}` (about 5 minutes on 2 CPU cores)."
+    )
+
+
+def load_pretrained(task: str, score: str = "dot") -> Seq2SeqAttention:
+    """The shipped model of `task` with `score`, rebuilt in code and given its saved weights.
+
+    Leaves the global random seeds alone. The model keeps its training record in `.stats`.
+
+    Raises:
+        ValueError: for an unknown task or score, or a file that does not fit the architecture.
+        MissingCheckpointError: (a FileNotFoundError and a ValueError) if the weights file is
+            missing; the message says how to regenerate it.
+    """
+    config = network_config(task, score)
+    path = checkpoint_path(task, score)
+    if not path.is_file():
+        raise MissingCheckpointError(_missing(path))
+    model = Seq2SeqAttention(task, config, seed=None)  # no reseeding: weights come from file
+    model.set_weights(_read_weights(path, model.get_weights()))
+    record = read_record(task, score) if path.with_suffix(".json").is_file() else {}
+    if "stats" in record:
+        model.stats = _stats_from(record["stats"])
+    return model
+
+
+def _read_weights(path: Path, expected: list[np.ndarray]) -> list[np.ndarray]:
+    """The arrays of `path` (no pickles), checked against the shapes of `expected`."""
+    names = [f"w{i:03d}" for i in range(len(expected))]
+    with np.load(path, allow_pickle=False) as saved:  # an object array raises ValueError
+        found = {name: saved[name] for name in saved.files}
+    arrays = [found[name] for name in names] if sorted(found) == names else []
+    shapes = [a.shape for a in arrays]
+    if not arrays or shapes != [w.shape for w in expected]:
+        raise ValueError(
+            f"{path.name} does not fit the architecture of its model: it holds {len(found)} "
+            f"arrays of shapes {shapes or '(misnamed)'}, the model needs {len(expected)} of "
+            f"shapes {[w.shape for w in expected]}. Regenerate it with `{REGENERATE}`."
+        )
+    return [a.astype(np.float32) for a in arrays]
+
+
+def _stats_from(stats: dict[str, Any]) -> TrainingStats:
+    """`TrainingStats` from its JSON form (None back to NaN in the history)."""
+    history = tuple(tuple(math.nan if v is None else v for v in row) for row in stats["history"])
+    known = {f.name for f in fields(TrainingStats)}
+    return TrainingStats(
+        **{k: v for k, v in stats.items() if k in known - {"history"}}, history=history
+    )
+
+
+@dataclass(frozen=True)
+class CheckpointSummary:
+    """One shipped checkpoint's numbers, read from its JSON record (no TensorFlow needed)."""
+
+    task: str  # the task name
+    score: str  # "dot", "general" or "concat"
+    exact_match: float  # on 1,000 fresh pairs (make_pairs seed TEST_SEED)
+    char_accuracy: float  # on the same fresh pairs
+    alignment: float  # alignment score on the same fresh pairs
+    val_char_accuracy: float  # on the validation pairs during training
+    train_seconds: float  # seconds of training on the machine that wrote it
+    epochs: int  # epochs trained
+    parameters: int  # trained numbers
+
+
+def shipped_summaries() -> list[CheckpointSummary]:
+    """The summary of every shipped checkpoint whose record exists, task by task."""
+    rows = []
+    for task in TASKS:
+        for score in SCORE_KINDS:
+            if not checkpoint_path(task, score, ".json").is_file():
+                continue
+            record = read_record(task, score)
+            fresh, stats = record["fresh"], record["stats"]
+            rows.append(
+                CheckpointSummary(
+                    task,
+                    score,
+                    fresh["exact_match"],
+                    fresh["char_accuracy"],
+                    fresh["alignment"],
+                    stats["val_char_accuracy"],
+                    stats["train_seconds"],
+                    stats["epochs_run"],
+                    stats["parameters"],
+                )  # fmt: skip
+            )
+    return rows

@@ -1,0 +1,286 @@
+"""Train a `Seq2SeqAttention` with `keras.Model.fit`, reporting every epoch to a callback.
+
+Shape letters: N pairs, S source positions, T decoder steps, V target ids.
+
+`train` draws the pairs, builds the model from the seed, and runs one `fit` (teacher forcing,
+cross-entropy on the target characters and the end token; padding weighs 0). A Keras callback
+adapter turns each epoch into an `EpochReport`: loss and accuracy from Keras, greedy validation
+accuracy, and the probe example's decoded output and attention, also once before training
+(epoch 0: the attention is still close to uniform). The user callback returning True stops
+training after that epoch; the epoch cap and the time limit stop it too (the time limit within
+one batch). At the end the model gets the weights of its best epoch by validation accuracy.
+
+Same seed, same arguments -> the same weights (if the time limit does not cut training short).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import keras
+
+from attnviz.core.checks import check_int, describe
+from attnviz.core.limits import MAX_SEED
+from attnviz.learn.metrics import alignment_score, char_accuracy
+from attnviz.learn.model import Seq2SeqAttention, Translation
+from attnviz.learn.network import NetworkConfig
+from attnviz.learn.tasks import draw_pairs, get_task, make_pairs
+from attnviz.learn.vocab import Vocabulary
+
+MAX_EPOCHS = 200  # most epochs one run may ask for
+MAX_TRAIN_PAIRS = 200_000  # most training pairs
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How one model is trained (the network's sizes are in `network`)."""
+
+    epochs: int = 8  # most epochs
+    n_pairs: int = 10_000  # training pairs drawn from the seed
+    val_pairs: int = 256  # validation pairs, from their own stream of the seed
+    batch_size: int = 128  # pairs per gradient step
+    learning_rate: float = 5e-3  # Adam's step size
+    time_limit: float = 120.0  # seconds of training at most (checked after every batch)
+    seed: int = 0  # seeds the pairs, the initial weights and the shuffling
+
+    def __post_init__(self) -> None:
+        check_int(self.epochs, "epochs", low=1, high=MAX_EPOCHS)
+        check_int(self.n_pairs, "n_pairs", low=1, high=MAX_TRAIN_PAIRS)
+        check_int(self.val_pairs, "val_pairs", low=1, high=MAX_TRAIN_PAIRS)
+        check_int(self.batch_size, "batch_size", low=1, high=4096)
+        check_int(self.seed, "seed", low=0, high=MAX_SEED)
+        for name, low, high in (("learning_rate", 0.0, 1.0), ("time_limit", 0.0, 86_400.0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"`{name}` must be a number. Received: {describe(value)}.")
+            if not (low < value <= high and math.isfinite(value)):
+                raise ValueError(
+                    f"`{name}` must be above {low} and at most {high}. Received: {value}."
+                )
+
+
+@dataclass(frozen=True)
+class EpochReport:
+    """What one epoch did; epoch 0 is the untrained model, before the first step."""
+
+    epoch: int  # 0 before training, then 1, 2, ...
+    loss: float | None  # mean training cross-entropy of the epoch (None at epoch 0)
+    char_accuracy: float | None  # teacher-forced training accuracy per character (None at 0)
+    val_char_accuracy: float  # greedy validation characters right (see `metrics.char_accuracy`)
+    val_exact_match: float  # share of validation pairs decoded exactly
+    seconds: float  # seconds since training started (model built, before epoch 0)
+    probe: Translation  # the probe source's greedy translation and attention weights
+    best: bool  # whether this epoch has the best validation accuracy so far
+
+
+@dataclass(frozen=True)
+class TrainingStats:
+    """A trained model's record, kept on the model and saved beside shipped weights."""
+
+    task: str  # the task name
+    score: str  # "dot", "general" or "concat"
+    scale: bool  # scores divided by sqrt(D)
+    seed: int  # the training seed
+    epochs_run: int  # epochs trained: the cap, or fewer if stopped (0: stopped at epoch 0)
+    best_epoch: int  # the epoch whose weights the model kept
+    train_seconds: float  # seconds from building the model to the end of training
+    n_pairs: int  # training pairs
+    val_char_accuracy: float  # of the kept weights, on the validation pairs
+    val_exact_match: float  # of the kept weights, on the validation pairs
+    val_alignment: float  # alignment score of the kept weights, on the validation pairs
+    parameters: int  # trained numbers in the model
+    history: tuple[tuple[float, ...], ...] = field(default=())  # one row per report (below)
+
+    # history rows: (epoch, loss, char accuracy, val char accuracy, val exact match, seconds);
+    # epoch 0 (before training) has NaN loss and accuracy.
+
+
+Callback = Callable[[EpochReport], object]  # returns True to stop after this epoch
+
+
+class _Reporter(keras.callbacks.Callback):
+    """The Keras callback adapter: time limit per batch, `EpochReport` and best weights per
+    epoch. Its batch hook only reads the clock, so Keras may run it asynchronously."""
+
+    async_safe = True  # on_train_batch_end only sets `stop_training`: safe off the main thread
+
+    def __init__(self, translator: Seq2SeqAttention, val, probe: str, callback, limit: float):
+        super().__init__()
+        self.translator = translator
+        self.val = val  # (sources, targets) of the validation pairs
+        self.probe = probe
+        self.callback = callback
+        self.start = time.perf_counter()
+        self.deadline = self.start + limit
+        self.best_key: tuple[float, float] = (-1.0, -1.0)
+        self.best_weights = None
+        self.best_epoch = 0
+        self.reports: list[EpochReport] = []
+        self.stop = False  # the user callback asked to stop
+
+    def report(self, epoch: int, logs: dict | None) -> EpochReport:
+        """Evaluate the current weights, keep them if best, and tell the user callback."""
+        sources, targets = self.val
+        translations = self.translator.translate_batch([self.probe, *sources])
+        outputs = [t.output for t in translations[1:]]
+        key = (
+            char_accuracy(outputs, targets),
+            sum(o == t for o, t in zip(outputs, targets, strict=True)) / len(targets),
+        )
+        best = key > self.best_key
+        if best:
+            self.best_key, self.best_epoch = key, epoch
+            self.best_weights = self.translator.get_weights()
+        logs = logs or {}
+        report = EpochReport(
+            epoch=epoch,
+            loss=float(logs["loss"]) if "loss" in logs else None,
+            char_accuracy=float(logs["accuracy"]) if "accuracy" in logs else None,
+            val_char_accuracy=key[0],
+            val_exact_match=key[1],
+            seconds=time.perf_counter() - self.start,
+            probe=translations[0],
+            best=best,
+        )
+        self.reports.append(report)
+        if self.callback is not None and self.callback(report) is True:
+            self.stop = True
+        return report
+
+    def on_train_batch_end(self, batch, logs=None):
+        if time.perf_counter() > self.deadline:
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.report(epoch + 1, logs)
+        if self.stop or time.perf_counter() > self.deadline:
+            self.model.stop_training = True
+
+
+def train(
+    task: str,
+    score: str = "dot",
+    *,
+    scale: bool = False,
+    epochs: int = 8,
+    seed: int = 0,
+    callback: Callback | None = None,
+    n_pairs: int = 10_000,
+    val_pairs: int = 256,
+    batch_size: int = 128,
+    learning_rate: float = 5e-3,
+    time_limit: float = 120.0,
+    units: int = 32,
+    embed_dim: int = 32,
+    attention_units: int = 64,
+    probe: str | None = None,
+) -> Seq2SeqAttention:
+    """Train a seq2seq translator with attention on `task` and return it.
+
+    Args:
+        task: one of `TASKS`.
+        score: the attention score, "dot", "general" or "concat".
+        scale: divide the scores by sqrt(D).
+        epochs: most epochs (1-200).
+        seed: seeds the pairs, the initial weights and the shuffling.
+        callback: called with an `EpochReport` before training (epoch 0) and after every
+            epoch; returning True stops training after that epoch.
+        n_pairs: training pairs; val_pairs: validation pairs (a separate stream of the seed).
+        batch_size, learning_rate: Adam's batches and step size.
+        time_limit: most seconds of training; checked after every batch.
+        units, embed_dim, attention_units: network sizes U, E, A (see `network`).
+        probe: the source whose translation and attention every report shows (default: the
+            task's example).
+
+    Returns:
+        The trained `Seq2SeqAttention`, holding the weights of its best validation epoch and
+        its `TrainingStats` in `.stats`.
+
+    Raises:
+        ValueError: for an unknown task or score, out-of-range sizes, or a bad probe.
+    """
+    spec = get_task(task)
+    network = NetworkConfig(score, scale, embed_dim, units, attention_units)  # checks them
+    settings = TrainConfig(epochs, n_pairs, val_pairs, batch_size, learning_rate, time_limit, seed)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"`callback` must be a function or None. Received: {describe(callback)}.")
+    probe = Vocabulary.of(spec).check_source(spec.example[0] if probe is None else probe, "probe")
+    start = time.perf_counter()
+    model = Seq2SeqAttention(task, network, seed)
+    return _fit(model, settings, probe, callback, start)
+
+
+def training_arrays(model: Seq2SeqAttention, pairs) -> tuple[list, object, object]:
+    """`([sources (N, S), decoder inputs (N, T)], targets (N, T), weights (N, T))` for `fit`."""
+    sources = model.vocab.encode_sources([s for s, _ in pairs])  # (N, S)
+    dec_in, dec_out, weights = model.vocab.encode_targets([t for _, t in pairs])  # (N, T) each
+    return [sources, dec_in], dec_out, weights
+
+
+def compile_for_training(model: Seq2SeqAttention, learning_rate: float) -> keras.Model:
+    """Compile the model's Keras trainer: Adam, cross-entropy on logits, weighted accuracy.
+
+    No XLA (`jit_compile=False`): compiling the GRU loops costs more than it saves on a run
+    of a few epochs on CPU.
+    """
+    trainer = model.networks.trainer
+    trainer.compile(
+        optimizer=keras.optimizers.Adam(learning_rate),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        weighted_metrics=["accuracy"],
+        jit_compile=False,
+    )
+    return trainer
+
+
+def _fit(
+    model: Seq2SeqAttention, settings: TrainConfig, probe: str, callback, start: float
+) -> Seq2SeqAttention:
+    task = model.task.name
+    x, y, weights = training_arrays(model, make_pairs(task, settings.n_pairs, settings.seed))
+    val = draw_pairs(task, settings.val_pairs, f"{settings.seed}:validation")
+    trainer = compile_for_training(model, settings.learning_rate)
+    reporter = _Reporter(model, tuple(zip(*val, strict=True)), probe, callback, settings.time_limit)
+    reporter.start, reporter.deadline = start, start + settings.time_limit
+    reporter.report(0, None)
+    if not reporter.stop:
+        keras.utils.set_random_seed(settings.seed)  # the shuffling, whatever building drew
+        trainer.fit(
+            x, y, sample_weight=weights, batch_size=settings.batch_size, epochs=settings.epochs,
+            shuffle=True, verbose=0, callbacks=[reporter],
+        )  # fmt: skip
+    model.set_weights(reporter.best_weights)
+    model.stats = _stats(model, settings, reporter, val, time.perf_counter() - start)
+    return model
+
+
+def _stats(model, settings: TrainConfig, reporter: _Reporter, val, seconds: float) -> TrainingStats:
+    history = tuple(
+        (
+            r.epoch,
+            math.nan if r.loss is None else r.loss,
+            math.nan if r.char_accuracy is None else r.char_accuracy,
+            r.val_char_accuracy,
+            r.val_exact_match,
+            r.seconds,
+        )
+        for r in reporter.reports
+    )
+    return TrainingStats(
+        task=model.task.name,
+        score=model.config.score,
+        scale=model.config.scale,
+        seed=settings.seed,
+        epochs_run=reporter.reports[-1].epoch,
+        best_epoch=reporter.best_epoch,
+        train_seconds=seconds,
+        n_pairs=settings.n_pairs,
+        val_char_accuracy=reporter.best_key[0],
+        val_exact_match=reporter.best_key[1],
+        val_alignment=alignment_score(model, val),
+        parameters=model.parameter_count,
+        history=history,
+    )

@@ -1,0 +1,69 @@
+"""Tests for learn/metrics.py: pinned accuracies and alignment scores on hand-made weights."""
+
+import numpy as np
+import pytest
+
+from attnviz.learn.metrics import alignment_score, char_accuracy
+from attnviz.learn.tasks import get_task
+
+
+class Fixed:
+    """A stand-in model: a task and teacher-forced weights given by hand."""
+
+    def __init__(self, task: str, weights: np.ndarray) -> None:
+        self.task = get_task(task)
+        self.weights = weights
+
+    def teacher_forced_weights(self, pairs):
+        return self.weights
+
+
+def _one_hot_rows(columns: list[int], width: int) -> np.ndarray:
+    rows = np.full((len(columns), width), 0.01, dtype=np.float32)
+    rows[np.arange(len(columns)), columns] = 0.9
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("outputs", "targets", "expected"),
+    [
+        (["2026-11-22"], ["2026-11-22"], 1.0),
+        (["2026-11-23", "abc"], ["2026-11-22", "abc"], 12 / 13),  # 9 + 3 right of 10 + 3
+        (["ab"], ["abcd"], 0.5),  # missing characters are wrong
+        (["abcd"], ["ab"], 0.5),  # so are extra ones
+        (["ba"], ["ab"], 0.0),
+    ],
+    ids=["exact", "one-wrong", "short", "long", "swapped"],
+)
+def test_char_accuracy(outputs, targets, expected):
+    assert char_accuracy(outputs, targets) == pytest.approx(expected)
+
+
+def test_alignment_score_reverse():
+    # "abc" -> "cba": the true columns are 2, 1, 0; the rows look at 2, 1, 2 -> 2 of 3.
+    weights = _one_hot_rows([2, 1, 2, 0], 12)[None]  # (1, T=4 with the end row, S=12)
+    assert alignment_score(Fixed("reverse", weights), [("abc", "cba")]) == pytest.approx(2 / 3)
+
+
+def test_alignment_score_leaves_out_characters_without_a_span():
+    # "22 nov 2026" -> "2026-11-22": year 7-11, month 3-6, day 0-2; the "-" rows look anywhere.
+    looks = [7, 8, 9, 10, 0, 4, 5, 11, 1, 5, 0]  # day digit 2 looks at "v": 1 miss of 8
+    weights = _one_hot_rows(looks, 30)[None]  # (1, 11, 30)
+    score = alignment_score(Fixed("dates", weights), [("22 nov 2026", "2026-11-22")])
+    assert score == pytest.approx(7 / 8)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "match"),
+    [
+        ([], "non-empty list of \\(source, target\\) string pairs"),
+        ("abc", "non-empty list"),
+        (5, "non-empty list"),
+        ([("abc",)], "non-empty list"),
+        ([("abc", "abc")], "not 'abc' reversed"),
+    ],
+    ids=["empty", "string", "number", "single", "wrong-pair"],
+)
+def test_bad_pairs(pairs, match):
+    with pytest.raises(ValueError, match=match):
+        alignment_score(Fixed("reverse", np.zeros((1, 13, 12))), pairs)

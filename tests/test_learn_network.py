@@ -1,0 +1,67 @@
+"""Tests for learn/network.py: sizes counted by hand, attnviz's attention inside, the mask."""
+
+import keras
+import numpy as np
+import pytest
+
+from attnviz.core.attention import ScoredAttention
+from attnviz.core.scoring import ConcatScore, DotScore, GeneralScore
+from attnviz.learn.network import NetworkConfig, build_networks
+from attnviz.learn.tasks import get_task
+from attnviz.learn.vocab import Vocabulary
+
+VOCAB = Vocabulary.of(get_task("reverse"))  # 37 source ids, 39 target ids, S = 12, T = 13
+
+# E = 4, U = 3 (D = 6), A = 5. Keras GRUs (reset_after) hold kernel (in, 3u), recurrent (u, 3u)
+# and bias (2, 3u):
+#   source embedding 37*4 = 148; encoder 2 * (4*9 + 3*9 + 2*9) = 162
+#   target embedding 39*4 = 156; decoder 4*18 + 6*18 + 2*18 = 216
+#   combine 12*5 + 5 = 65; logits 5*39 + 39 = 234                        -> 981 for dot
+# general adds W (6, 6) = 36; concat adds W_q (6, 5), W_k (6, 5), v (5,) = 65.
+COUNTS = {"dot": (981, DotScore), "general": (1017, GeneralScore), "concat": (1046, ConcatScore)}
+
+
+@pytest.mark.parametrize("score", COUNTS)
+def test_parameter_counts_and_attnviz_score_layers(score):
+    keras.utils.set_random_seed(0)
+    nets = build_networks(NetworkConfig(score, False, 4, 3, 5), VOCAB)
+    assert nets.trainer.count_params() == COUNTS[score][0]
+    assert isinstance(nets.decoder.attention, ScoredAttention)
+    assert isinstance(nets.decoder.attention.scorer, COUNTS[score][1])
+
+
+def test_padding_is_masked_and_zeroed():
+    keras.utils.set_random_seed(0)
+    nets = build_networks(NetworkConfig("dot", False, 4, 3, 5), VOCAB)
+    source = VOCAB.encode_sources(["abc", "abcdefgh"])  # (2, 12)
+    dec_in, _, _ = VOCAB.encode_targets(["cba", "hgfedcba"])  # (2, 13)
+    enc, state = nets.encoder(source)
+    logits, weights, dec = (np.asarray(x) for x in nets.decoder(dec_in, enc, state, source))
+    assert logits.shape == (2, 13, 39) and weights.shape == (2, 13, 12) and dec.shape == (2, 13, 6)
+    assert (np.asarray(enc)[0, 3:] == 0).all() and (weights[0, :, 3:] == 0).all()
+    assert (weights[1, :, 8:] == 0).all() and (weights[1, :, :8] > 0).all()
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-6)
+
+
+def test_padding_does_not_change_the_encoding():
+    # The same text alone or beside a longer one: the masked GRUs give the same outputs.
+    keras.utils.set_random_seed(0)
+    nets = build_networks(NetworkConfig("dot", False, 4, 3, 5), VOCAB)
+    alone = np.asarray(nets.encoder(VOCAB.encode_sources(["abc"]))[0])
+    beside = np.asarray(nets.encoder(VOCAB.encode_sources(["abc", "abcdefghijkl"]))[0])
+    np.testing.assert_allclose(alone[0], beside[0], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(score="bilinear"), '`score` must be one of "dot", "general", "concat"'),
+        (dict(scale="yes"), "`scale` must be True or False"),
+        (dict(units=0), "`units` must be from 1 to 256. Received: 0"),
+        (dict(embed_dim=1000), "`embed_dim` must be from 1 to 256"),
+    ],
+    ids=["score", "scale", "units", "embed"],
+)
+def test_config_checks(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        NetworkConfig(**kwargs)

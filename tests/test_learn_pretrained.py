@@ -1,0 +1,81 @@
+"""Tests for learn/pretrained.py: the nine shipped checkpoints, their records, bad files."""
+
+import json
+
+import numpy as np
+import pytest
+
+from attnviz.learn import (
+    MissingCheckpointError,
+    alignment_score,
+    load_pretrained,
+    make_pairs,
+    pretrained,
+    shipped_summaries,
+)
+from attnviz.learn.metrics import evaluate
+
+FRESH_SEED = 4242  # neither the training (0) nor the validation stream
+COMBOS = [
+    (t, s) for t in ("dates", "reverse", "german_numbers") for s in ("dot", "general", "concat")
+]
+
+
+@pytest.mark.parametrize(("task", "score"), COMBOS, ids=[f"{t}-{s}" for t, s in COMBOS])
+def test_shipped_checkpoints_translate_and_align_fresh_pairs(task, score):
+    weights = pretrained.checkpoint_path(task, score)
+    assert weights.stat().st_size < 1_000_000
+    model = load_pretrained(task, score)
+    pairs = make_pairs(task, 300, FRESH_SEED)
+    result = evaluate(model, pairs)
+    assert result.exact_match >= 0.99, result
+    assert result.alignment >= 0.9, result
+    assert model.stats.task == task and model.stats.score == score
+    assert model.stats.val_char_accuracy >= 0.99
+
+
+def test_records_are_plain_json_with_fresh_pair_numbers():
+    summaries = shipped_summaries()
+    assert {(s.task, s.score) for s in summaries} == set(COMBOS)
+    for s in summaries:
+        assert s.exact_match >= 0.99 and s.alignment >= 0.9 and 30_000 < s.parameters < 60_000
+    record = json.loads(pretrained.checkpoint_path("dates", "dot", ".json").read_text())
+    assert record["network"]["score"] == "dot" and record["fresh"]["pairs"] == 1000
+
+
+def test_a_missing_checkpoint_says_how_to_regenerate(monkeypatch, tmp_path):
+    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    with pytest.raises(MissingCheckpointError, match="python -m attnviz.learn.train_all") as err:
+        load_pretrained("dates", "dot")
+    assert isinstance(err.value, ValueError) and isinstance(err.value, FileNotFoundError)
+    assert "dates_dot.npz is missing" in str(err.value)
+
+
+def test_a_checkpoint_of_another_shape_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    np.savez(tmp_path / "reverse_dot.npz", w000=np.zeros((3, 3), np.float32))
+    with pytest.raises(ValueError, match="does not fit the architecture.*train_all"):
+        load_pretrained("reverse", "dot")
+
+
+def test_pickles_are_never_loaded(monkeypatch, tmp_path):
+    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    np.savez(tmp_path / "reverse_dot.npz", w000=np.array([{"code": 1}], dtype=object))
+    with pytest.raises(ValueError, match="allow_pickle=False"):
+        load_pretrained("reverse", "dot")
+
+
+@pytest.mark.parametrize(
+    ("task", "score", "match"),
+    [("dates", "bilinear", "`score` must be one of"), ("french", "dot", "`task` must be one of")],
+    ids=["score", "task"],
+)
+def test_unknown_names_raise(task, score, match):
+    with pytest.raises(ValueError, match=match):
+        load_pretrained(task, score)
+
+
+def test_alignment_score_is_in_range_for_a_shipped_model():
+    model = load_pretrained("reverse", "general")
+    score = alignment_score(model, make_pairs("reverse", 50, FRESH_SEED))
+    assert 0.9 <= score <= 1.0

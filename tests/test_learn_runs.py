@@ -1,0 +1,51 @@
+"""Tests for learn/runs.py: training in a background thread, watched and stopped from outside."""
+
+import time
+
+from attnviz.learn import runs
+from attnviz.learn.runs import TrainingRun
+
+TINY = dict(task="reverse", n_pairs=200, val_pairs=50, units=8, embed_dim=8, attention_units=8)
+
+
+def test_a_run_reports_every_epoch_and_ends_with_its_model():
+    run = TrainingRun.start(**TINY, epochs=2, seed=3)
+    snapshot = run.join(timeout=120)
+    assert snapshot.state == "done", snapshot.error
+    assert [r.epoch for r in snapshot.reports] == [0, 1, 2]  # 0 = before training
+    assert snapshot.model is not None and not run.running
+    assert snapshot.model.translate("abc").weights.shape[1] == 3
+    assert not runs.training_active()
+
+
+def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
+    run = TrainingRun.start(**TINY, epochs=50, seed=4)
+    deadline = time.monotonic() + 120
+    while len(run.snapshot().reports) < 2 and time.monotonic() < deadline:  # epoch 1 done
+        time.sleep(0.05)
+    run.stop()  # the page's Stop button
+    snapshot = run.join(timeout=120)
+    assert snapshot.state == "stopped"
+    assert 2 <= len(snapshot.reports) < 51 and snapshot.model is not None
+    best = max(snapshot.reports, key=lambda r: (r.val_char_accuracy, r.val_exact_match))
+    assert snapshot.model.stats.best_epoch == best.epoch
+
+
+def test_a_failed_run_says_why_and_frees_the_slot():
+    run = TrainingRun.start(task="no such task")
+    snapshot = run.join(timeout=30)
+    assert snapshot.state == "failed"
+    assert "ValueError" in snapshot.error and "no such task" in snapshot.error
+    assert runs.TRAINING_SLOTS.acquire(timeout=1)  # the slot is free again
+    runs.TRAINING_SLOTS.release()
+
+
+def test_runs_wait_for_the_one_training_slot():
+    runs.TRAINING_SLOTS.acquire()
+    try:
+        run = TrainingRun.start(**TINY, epochs=1)
+        assert run.snapshot().state == "waiting"
+        run.stop()  # stopped while waiting: it never trains
+    finally:
+        runs.TRAINING_SLOTS.release()
+    assert run.join(timeout=30).state == "stopped"
