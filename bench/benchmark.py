@@ -1,11 +1,12 @@
 """attnviz benchmark: every figure beside its baseline, measured in the same run.
 
     /work/venv/bin/python bench/benchmark.py [--quick] [--only backend,app,memory,load]
-                                             [--sizes 16,256] [--skip-cold]
+                                             [--sizes 16,256] [--skip-cold] [--through-nginx K]
 
 Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
 numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app), memory
-(server RSS over 500 reruns) and load (20 concurrent browser sessions). Prints the machine, then
+(server RSS over 500 reruns) and load (10, 30 and 60 sessions at once, each interacting every
+2–5 s; with --through-nginx K, through nginx in front of K replicas). Prints the machine, then
 one table per section, and saves everything printed to bench/results/latest.txt (quick runs:
 bench/results/quick.txt). Every server it starts is stopped at exit, also on Ctrl-C.
 """
@@ -32,7 +33,7 @@ TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
     "app": "2. App in headless Chromium vs the floor app (bench/floor_app.py)",
     "memory": "3. Memory: server RSS over reruns with changing sizes",
-    "load": "4. Load: concurrent browser sessions, each with its own seed",
+    "load": "4. Load: a classroom on one server, 10 / 30 / 60 sessions each with its own input",
 }
 
 
@@ -63,7 +64,15 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help=f"comma-separated token counts for backend and app clicks, of {SIZES}",
     )
     parser.add_argument("--skip-cold", action="store_true", help="app: no cold starts")
+    parser.add_argument(
+        "--through-nginx",
+        type=int,
+        metavar="K",
+        help="load: run each app as K replicas behind nginx (deploy/), K >= 1",
+    )
     args = parser.parse_args(argv)
+    if args.through_nginx is not None and args.through_nginx < 1:
+        parser.error(f"--through-nginx takes K >= 1 replicas. Received {args.through_nginx}.")
     args.sizes = tuple(n.strip() for n in args.sizes.split(",") if n.strip())
     if not args.sizes or set(args.sizes) - {str(n) for n in SIZES}:
         parser.error(f"--sizes takes comma-separated numbers of {SIZES}")
@@ -92,7 +101,7 @@ def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Fig
         return lambda quick: asyncio.run(memory_bench.run(quick))
     import load_bench
 
-    return lambda quick: asyncio.run(load_bench.run(quick))
+    return lambda quick: asyncio.run(load_bench.run(quick, through_nginx=args.through_nginx))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     for section in [s for s in SECTIONS if s in args.only]:
         start = time.monotonic()
         out()
+        if section == "load" and args.through_nginx:
+            out(f"(load through nginx in front of {args.through_nginx} replica(s) of each app)")
         try:
             figures = _runner(section, args)(args.quick)
         except Exception:  # noqa: BLE001 - report the failure, go on with the next section
@@ -116,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             servers.stop_all()
         out(f"({section}: {time.monotonic() - start:.0f} s)")
-    saved = BENCH / "results" / ("quick.txt" if args.quick else "latest.txt")
+    via = f"-nginx{args.through_nginx}" if args.through_nginx else ""
+    saved = BENCH / "results" / f"{'quick' if args.quick else 'latest'}{via}.txt"
     out(f"\nsaved to {saved.relative_to(BENCH.parent)}; server logs in {servers.LOG_DIR}")
     out.save(saved)
     return 1 if failed else 0

@@ -1,109 +1,84 @@
-"""Load: concurrent browser sessions on one server, each with its own input.
+"""Load: a classroom on one server. 10, 30 and 60 sessions at once, each interacting every 2–5 s.
 
 Shape letters: N = 16 tokens, D = 64 features.
 
-One Chromium, one browser context (a separate Streamlit session) per simulated user, all
-running at once through Playwright's asyncio API. User i opens the page with its own seed
-(`r_seed`), then makes 20 interactions, alternately clicking the causal toggle and typing a new
-seed of its own (user i only ever uses seeds 1000·(i+1) + j). After each interaction it waits
-until its page shows the expected state, checked in the page: the "Raw scores" heatmap equals
-Q Kᵀ of its own seed and the "Attention weights" heatmap its softmax, with or without the causal
-mask as its toggle says (both computed here with numpy), the "Seed" box holds its own seed, and
-the run is over.
+The clients are cheap, so the figures measure the server: each student is a Streamlit session
+spoken to directly over its websocket as its page would speak (`pages.StreamlitSession`: the
+URL's query string, the widget the student changed, the cached messages' hashes), with no
+browser drawing anything. A browser page costs ~0.35 s of CPU per run even with its charts
+blocked (measured), eight times the server's own work: 60 of them would measure Chromium.
 
-- Latency: from the click (or Enter) to that state, stamped in the page.
-- Errors: tracebacks or error boxes on a page, JavaScript errors, interactions that never reach
-  their state.
-- Leaks: a page showing another user's seed or matrix.
+Student i opens the app with its own random inputs (seed 1000·(i+1)), the sessions arriving
+spread over 10 s; once all are in, each makes an interaction, waits for its run to end, thinks
+2–5 s, and so on for a fixed time. attnviz's students go round: causal toggle, a new seed of their
+own, a preset (one-hot queries or identical keys), back to random inputs, causal, seed, the
+Sentences mode, a sentence of their own (with a token only they use), back to Matrices. The
+floor app has only the toggle and the seed, so its students alternate those two.
 
-The same load runs against attnviz, then against the floor app (its baseline).
+- Latency: from sending the rerun request to the arrival of the run's `script_finished`.
+- Checked on every run, from the messages the server sent: it ended normally, with no traceback
+  or error box; with random inputs, "Raw scores" is Q Kᵀ of the student's seed and "Attention
+  weights" its softmax, causal or not as the student's clicks say (numpy); after the sentence,
+  the student's token is in the charts.
+- Leaks: a "Raw scores" matrix of another student's seed, or another student's token, in any
+  message a session receives.
+
+Each level runs against attnviz, then against the floor app, in the same run. With
+`through_nginx=K`, each app runs as K replicas behind nginx (`deploy/cluster.py`), and each
+student first gets nginx's cookie, as a browser does.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import base64
+import json
+import os
+import random
+import re
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import servers
-from pages import ARM, PROBLEMS, close_page, launch_browser, new_page, toggle
+from pages import CAUSAL, StreamlitSession
 from report import Figure, failed, progress
 
 N, D = 16, 64
-USERS, INTERACTIONS = 20, 20
-QUICK_USERS, QUICK_INTERACTIONS = 5, 5
-TIMEOUT_S = 120
+LEVELS, QUICK_LEVELS = (10, 30, 60), (10, 60)  # sessions at once
+DURATION_S, QUICK_DURATION_S = 60.0, 20.0  # interactions start within this window
+THINK_S = (2.0, 5.0)  # pause after each run ends
+RAMP_S = 10.0  # the sessions arrive spread over this time
+TIMEOUT_S = 30.0  # most time an interaction may take
+TARGET_SESSIONS, TARGET_P95_MS = 60, 1000.0
 TOLERANCE = 2e-3  # |Q Kᵀ| ~ 16; TensorFlow and numpy float32 agree to ~1e-5
-
-# True (and the time stamped) once the page shows the expected state.
-_SHOWS = """({raw, weights, seed, tol}) => {
-  const find = (title) => Array.from(document.querySelectorAll('.js-plotly-plot')).find(
-    (d) => d._fullData && d.querySelector('.gtitle')?.textContent.trim().startsWith(title));
-  const shows = (title, expected, tol) => {  // blocked cells (NaN) read as 0
-    const div = find(title);
-    if (!div || !div.querySelector('.heatmaplayer image')) return false;
-    const z = div._fullData[0].z;
-    if (!z || z.length !== expected.length) return false;
-    for (let i = 0; i < z.length; i++)
-      for (let j = 0; j < z[i].length; j++) {
-        const x = Number.isFinite(z[i][j]) ? z[i][j] : 0;
-        if (!(Math.abs(x - expected[i][j]) <= tol)) return false;
-      }
-    return true;
-  };
-  if (!shows('Raw scores', raw, tol) || !shows('Attention weights', weights, 1e-4)) return false;
-  if (document.querySelector('input[aria-label="Seed"]')?.value !== String(seed)) return false;
-  if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
-  window.__bench.t1 = performance.now();
-  return true;
-}"""
-
-_RAW = """() => { const div = Array.from(document.querySelectorAll('.js-plotly-plot')).find(
-  (d) => d._fullData && d.querySelector('.gtitle')?.textContent.trim().startsWith('Raw scores'));
-  return div ? div._fullData[0].z.map((row) => Array.from(row)) : null; }"""
+PRESETS = ("One-hot queries: sharp attention", "Identical keys: uniform attention")  # no mask
+SENTENCES = "Sentences, one per line (shorter ones are padded with <pad>)"
+CYCLES = {
+    "attnviz": ("causal", "seed", "preset", "random", "causal", "seed", "sentences", "sentence",
+                "matrices"),
+    "floor": ("causal", "seed"),
+}  # fmt: skip
+_TOKEN = re.compile(rb"[^A-Za-z0-9+/=]zq([a-z]{2})[^A-Za-z0-9+/=]")  # never inside base64 data
 
 
-@functools.cache
+def token_of(user: int) -> str:
+    """The word only student `user` types: zq + two letters."""
+    return "zq" + chr(97 + user // 26) + chr(97 + user % 26)
+
+
+def seed_of(user: int, step: int) -> int:
+    """Student `user`'s seed after `step` seed changes: never another student's."""
+    return 1000 * (user + 1) + step
+
+
 def raw_scores(seed: int) -> np.ndarray:
     """`(N, N)` Q Kᵀ of the seed's random inputs, drawn as both apps draw them."""
     rng = np.random.default_rng(seed)
     q, k = (rng.random((N, D)).astype(np.float32) for _ in range(2))
     return q @ k.T  # (N, D) x (D, N) -> (N, N)
-
-
-def seed_of(user: int, step: int) -> int:
-    """User `user`'s seed after `step` seed changes: never another user's."""
-    return 1000 * (user + 1) + step
-
-
-@dataclass
-class Tally:
-    """What all users of one app saw."""
-
-    latencies_ms: list[float] = field(default_factory=list)  # one per interaction
-    errors: list[str] = field(default_factory=list)  # what went wrong, one entry each
-    leaks: list[str] = field(default_factory=list)  # another user's data seen
-    interactions: int = 0
-
-
-def url(server: servers.Server, seed: int) -> str:
-    """The page with the user's own random inputs."""
-    if server.name == "attnviz":
-        return f"{server.url}/?source=Random&r_t={N}&r_s={N}&r_dk={D}&r_dv={D}&r_seed={seed}"
-    return f"{server.url}/?r_t={N}&r_seed={seed}"
-
-
-def _whose(z: list | None, seeds: dict[int, list[int]]) -> int | None:
-    """The user one of whose seeds gives Q Kᵀ = `z`, if any."""
-    if z is None or len(z) != N:
-        return None
-    for user, used in seeds.items():
-        if any(np.allclose(z, raw_scores(seed), atol=TOLERANCE) for seed in used):
-            return user
-    return None
 
 
 def weights(seed: int, causal: bool) -> np.ndarray:
@@ -115,127 +90,332 @@ def weights(seed: int, causal: bool) -> np.ndarray:
     return exps / exps.sum(axis=1, keepdims=True)
 
 
-async def _expect(page: Any, seed: int, causal: bool) -> float:
-    """Milliseconds from the stamped event until the page shows `seed` and `causal`."""
-    expected = {"raw": raw_scores(seed).tolist(), "weights": weights(seed, causal).tolist()}
-    await page.wait_for_function(
-        _SHOWS,
-        arg={**expected, "seed": seed, "tol": TOLERANCE},
-        polling="raf",
-        timeout=TIMEOUT_S * 1000,
+class Seeds:
+    """Every seed handed out, whose it is, and its Q Kᵀ, to name the owner of a matrix."""
+
+    def __init__(self) -> None:
+        self.owners: list[int] = []  # student of each seed, in the order handed out
+        self.raws: list[np.ndarray] = []  # (N, N) each
+
+    def add(self, user: int, seed: int) -> None:
+        self.owners.append(user)
+        self.raws.append(raw_scores(seed))
+
+    def owner(self, z: np.ndarray) -> int | None:
+        """The student one of whose seeds gives Q Kᵀ = `z`, if any."""
+        if z.shape != (N, N) or not self.raws:
+            return None
+        gaps = np.abs(np.stack(self.raws) - np.nan_to_num(z)).max(axis=(1, 2))  # (seeds,)
+        best = int(gaps.argmin())
+        return self.owners[best] if gaps[best] <= TOLERANCE else None
+
+
+@dataclass
+class Tally:
+    """What all sessions of one app saw at one level."""
+
+    latencies_ms: dict[str, list[float]] = field(default_factory=dict)  # by action
+    opens_ms: list[float] = field(default_factory=list)  # connection to the first run's end
+    errors: list[str] = field(default_factory=list)  # what went wrong, one entry each
+    leaks: list[str] = field(default_factory=list)  # another student's data seen
+    seconds: float = 0.0  # length of the interaction window
+    cpu_s: dict[str, float] = field(default_factory=dict)  # CPU seconds in the window
+
+    def all_ms(self) -> list[float]:
+        return [ms for values in self.latencies_ms.values() for ms in values]
+
+
+@dataclass
+class Student:
+    """One session and what its student has asked for."""
+
+    user: int
+    session: StreamlitSession
+    rng: random.Random  # think times and presets
+    seed: int
+    causal: bool = False
+    random_source: bool = True  # False after a preset, until "Random" is chosen again
+    sentences: bool = False  # in the Sentences mode
+    typed: bool = False  # typed its own sentence there
+    steps: int = 0  # seeds changed so far
+
+
+def _decode(array: Any) -> np.ndarray | None:
+    """A plotly array of numbers: a list, or plotly's typed array {"dtype", "bdata", "shape"};
+    None for other typed arrays (attnviz's blocked-cell layer is one byte per cell)."""
+    if isinstance(array, dict) and "bdata" in array:
+        if not array["dtype"].startswith("f"):
+            return None
+        flat = np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+        shape = [int(n) for n in str(array.get("shape", len(flat))).split(",")]
+        return flat.reshape(shape).astype(np.float64)
+    return np.array(array, dtype=np.float64)
+
+
+def _elements(messages: list[Any]) -> list[tuple[str, Any]]:
+    """(kind, element) of every new element among `messages`."""
+    found = []
+    for msg in messages:
+        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            found.append((element.WhichOneof("type"), element))
+    return found
+
+
+def _charts(messages: list[Any]) -> dict[str, np.ndarray]:
+    """Title -> z of the first numeric 2-D trace, for the plotly charts among `messages`."""
+    found = {}
+    for kind, element in _elements(messages):
+        if kind != "plotly_chart":
+            continue
+        figure = json.loads(element.plotly_chart.spec)
+        title = figure.get("layout", {}).get("title", {}).get("text", "")
+        for trace in figure.get("data", []):
+            z = _decode(trace["z"]) if "z" in trace else None
+            if z is not None and z.ndim == 2:
+                found.setdefault(title.split(" (")[0], z)
+                break
+    return found
+
+
+def _problems(messages: list[Any]) -> list[str]:
+    """Tracebacks and error boxes among `messages`."""
+    from streamlit.proto.Alert_pb2 import Alert
+
+    found = []
+    for kind, element in _elements(messages):
+        if kind == "exception":
+            found.append(f"traceback: {element.exception.message[:150]}")
+        elif kind == "alert" and element.alert.format == Alert.ERROR:
+            found.append(f"error box: {element.alert.body[:150]}")
+    return found
+
+
+def _tokens(messages: list[Any]) -> set[str]:
+    """The students' tokens among `messages` (as their two letters)."""
+    return {
+        m.group(1).decode() for msg in messages for m in _TOKEN.finditer(msg.SerializeToString())
+    }
+
+
+def _leaks(student: Student, messages: list[Any], charts: dict, seeds: Seeds) -> list[str]:
+    """Another student's matrix or token in what this student received."""
+    owner = seeds.owner(charts["Raw scores"]) if "Raw scores" in charts else None
+    found = (
+        [f"student {student.user} got student {owner}'s Q Kᵀ"]
+        if owner not in (None, student.user)
+        else []
     )
-    return await page.evaluate("() => window.__bench.t1 - (window.__bench.t0 ?? NaN)")
+    others = _tokens(messages) - {token_of(student.user)[2:]}
+    return found + [f"student {student.user} got token zq{t}" for t in sorted(others)]
 
 
-async def _interact(page: Any, user: int, step: int, state: dict) -> None:
-    """Step `step` of a user: toggle causal on odd steps, type a new seed on even ones."""
-    await page.evaluate(ARM)
-    if step % 2:
-        state["causal"] = not state["causal"]
-        await toggle(page)
+def _wrong(student: Student, messages: list[Any], charts: dict[str, np.ndarray]) -> str | None:
+    """Why the run is not what the student asked for, or None."""
+    if student.sentences:
+        mine = token_of(student.user)[2:] in _tokens(messages)
+        return "the student's sentence is not in the charts" if student.typed and not mine else None
+    if not student.random_source:
+        return None if "Raw scores" in charts else "no Raw scores chart after a preset"
+    raw, wts = charts.get("Raw scores"), charts.get("Attention weights")
+    if raw is None or wts is None:
+        return f"charts missing: {sorted(charts)}"
+    if raw.shape != (N, N) or np.abs(raw - raw_scores(student.seed)).max() > TOLERANCE:
+        return f"Raw scores are not Q Kᵀ of seed {student.seed}"
+    if np.abs(np.nan_to_num(wts) - weights(student.seed, student.causal)).max() > 1e-4:
+        return f"weights are not softmax of seed {student.seed}, causal={student.causal}"
+    return None
+
+
+def _change(student: Student, action: str, seeds: Seeds) -> Any:
+    """The widget state the student's page would send for `action` (and its URL update)."""
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    s, session = student, student.session
+    if action == "causal":
+        s.causal = not s.causal
+        session.set_param("causal", str(s.causal).lower())
+        return WidgetState(id=session.widgets[CAUSAL], bool_value=s.causal)
+    if action == "seed":
+        s.steps += 1
+        s.seed = seed_of(s.user, s.steps)
+        seeds.add(s.user, s.seed)
+        session.set_param("r_seed", str(s.seed))
+        return WidgetState(id=session.widgets["Seed"], int_value=s.seed)
+    if action == "preset":
+        s.random_source, s.causal = False, False  # both presets leave the mask off
+        return WidgetState(id=session.widgets["Preset"], string_value=s.rng.choice(PRESETS))
+    if action == "sentence":
+        s.typed = True
+        text = f"Student {token_of(s.user)} asks why attention looks back."
+        return WidgetState(id=session.widgets[SENTENCES], string_value=text)
+    label, group, key = {"random": ("Random", "Q, K, V from", "source"),
+                         "sentences": ("Sentences", "Input", "mode"),
+                         "matrices": ("Matrices", "Input", "mode")}[action]  # fmt: skip
+    if action == "random":
+        s.random_source = True
     else:
-        state["seed"] = seed_of(user, step)
-        box = page.get_by_label("Seed", exact=True)
-        await box.fill(str(state["seed"]))
-        await box.press("Enter")
+        s.sentences, s.typed = action == "sentences", False
+    session.set_param(key, label)
+    state = WidgetState(id=session.widgets[group])
+    state.string_array_value.data.append(label)
+    return state
 
 
-async def _check(page: Any, user: int, seeds: dict, tally: Tally, errors: list[str]) -> None:
-    problems = await page.evaluate(PROBLEMS)
-    if problems["exceptions"] or problems["errors"] or errors:
-        tally.errors.append(f"user {user}: {problems} {errors[:1]}")
-        errors.clear()
-    shown = _whose(await page.evaluate(_RAW), seeds)
-    if shown is not None and shown != user:
-        tally.leaks.append(f"user {user} saw user {shown}'s matrix")
+async def _interact(student: Student, action: str, seeds: Seeds, tally: Tally) -> None:
+    """One interaction: the change, its run, its time, and the checks of what came back."""
+    seconds, messages = await student.session.rerun([_change(student, action, seeds)], TIMEOUT_S)
+    tally.latencies_ms.setdefault(action, []).append(seconds * 1000)
+    charts = _charts(messages)
+    tally.leaks += _leaks(student, messages, charts, seeds)
+    problems = _problems(messages) + [e for e in [_wrong(student, messages, charts)] if e]
+    tally.errors += [f"student {student.user} {action}: {p}" for p in problems]
 
 
-async def user_session(browser: Any, server: servers.Server, user: int, steps: int,
-                       seeds: dict[int, list[int]], tally: Tally) -> None:  # fmt: skip
-    """One simulated user: open, then `steps` interactions, each checked."""
-    page = await new_page(browser, TIMEOUT_S)
-    js_errors: list[str] = []
-    page.on("pageerror", lambda error: js_errors.append(str(error)[:200]))
-    state = {"seed": seed_of(user, 0), "causal": False}
-    seeds[user] = [state["seed"]]
+def url_query(name: str, seed: int) -> str:
+    """The query string of the link each student opens: its own random inputs."""
+    if name == "attnviz":
+        return f"source=Random&r_t={N}&r_s={N}&r_dk={D}&r_dv={D}&r_seed={seed}"
+    return f"r_t={N}&r_seed={seed}"
+
+
+async def _open(base: str, name: str, user: int, seeds: Seeds, tally: Tally) -> Student:
+    """A new session with the student's seed, once its first run has ended."""
+    await asyncio.sleep(RAMP_S * random.Random(-user).random())  # arrivals spread out
+    start = time.perf_counter()
+    session = await StreamlitSession.open(base, url_query(name, seed_of(user, 0)), TIMEOUT_S)
+    student = Student(user, session, random.Random(user), seed_of(user, 0))
+    seeds.add(user, student.seed)
+    _, messages = await session.rerun([], TIMEOUT_S)
+    tally.opens_ms.append((time.perf_counter() - start) * 1000)
+    tally.leaks += _leaks(student, messages, _charts(messages), seeds)
+    return student
+
+
+async def _session(student: Student, cycle: tuple[str, ...], deadline: float, seeds: Seeds,
+                   tally: Tally) -> None:  # fmt: skip
+    """Interact every 2–5 s until `deadline`; a failed interaction ends the session."""
+    await asyncio.sleep(student.rng.uniform(0, THINK_S[1]))  # out of step with the others
+    step = 0
+    while time.monotonic() < deadline:
+        action = cycle[step % len(cycle)]
+        step += 1
+        try:
+            await _interact(student, action, seeds, tally)
+        except Exception as error:  # noqa: BLE001 - count it, keep the others going
+            tally.errors.append(f"student {student.user} {action}: {type(error).__name__}: "
+                                f"{str(error)[:150]}")  # fmt: skip
+            return
+        await asyncio.sleep(student.rng.uniform(*THINK_S))
+
+
+def _cpu_now(processes: list[servers.Server]) -> dict[str, float]:
+    """CPU seconds so far of the app's servers and of this process (the clients, the checks)."""
+    times = os.times()
+    return {"server": sum(s.cpu_s() for s in processes), "clients": times.user + times.system}
+
+
+def _start(name: str, through_nginx: int | None) -> tuple[str, list[servers.Server], Any]:
+    """The app's address, its server processes (not nginx: with it, the 60-session figures of
+    one replica changed within their noise), and how to stop them all."""
+    if through_nginx is None:
+        server = servers.launch(name)
+        return server.url, [server], server.stop
+    sys.path.append(str(servers.ROOT / "deploy"))
+    import cluster
+
+    running = cluster.start(through_nginx, app=name)
+    return running.url, running.replicas, running.stop
+
+
+async def _warm_up(base: str, name: str, replicas: int) -> None:
+    """One untimed session per replica first: the lesson starts on a server already up."""
+    for _ in range(replicas):
+        session = await StreamlitSession.open(base, url_query(name, 0), TIMEOUT_S)
+        await session.rerun([], TIMEOUT_S * 4)
+        await session.close()
+
+
+async def _level(name: str, users: int, seconds: float, through_nginx: int | None) -> Tally:
+    """One app with `users` sessions for `seconds`: its Tally."""
+    base, processes, stop = _start(name, through_nginx)
+    tally, seeds = Tally(), Seeds()
+    students: list[Student] = []
     try:
-        await page.goto(url(server, state["seed"]))
-        await page.evaluate(ARM)
-        await _expect(page, state["seed"], False)
-        for step in range(1, steps + 1):
-            await _interact(page, user, step, state)
-            seeds[user].append(state["seed"])
-            tally.interactions += 1
-            try:
-                tally.latencies_ms.append(await _expect(page, state["seed"], state["causal"]))
-            except Exception as error:  # noqa: BLE001 - a timeout: find out what it shows
-                shown = _whose(await page.evaluate(_RAW), seeds)
-                where = tally.leaks if shown not in (None, user) else tally.errors
-                where.append(f"user {user} step {step}: shows user {shown}'s data; {error}")
-            await _check(page, user, seeds, tally, js_errors)
-    except Exception as error:  # noqa: BLE001 - count it, keep the other users going
-        tally.errors.append(f"user {user}: {type(error).__name__}: {str(error)[:200]}")
+        await _warm_up(base, name, through_nginx or 1)
+        opened = await asyncio.gather(
+            *(_open(base, name, u, seeds, tally) for u in range(users)), return_exceptions=True
+        )
+        students = [s for s in opened if isinstance(s, Student)]
+        tally.errors += [f"opening: {type(e).__name__}: {str(e)[:150]}" for e in opened
+                         if not isinstance(e, Student)]  # fmt: skip
+        before, start = _cpu_now(processes), time.monotonic()
+        await asyncio.gather(*(_session(s, CYCLES[name], start + seconds, seeds, tally)
+                               for s in students))  # fmt: skip
+        tally.seconds = time.monotonic() - start
+        after = _cpu_now(processes)
+        tally.cpu_s = {k: after[k] - before[k] for k in after}
     finally:
-        await close_page(page)
-
-
-async def _load(browser: Any, name: str, users: int, steps: int) -> tuple[Tally, float]:
-    server = servers.launch(name)
-    tally, seeds = Tally(), {}
-    start = time.monotonic()
-    try:
-        sessions = (user_session(browser, server, u, steps, seeds, tally) for u in range(users))
-        await asyncio.gather(*sessions)
-        if server.died():
-            tally.errors.insert(0, f"the {name} server was stopped from outside during the load")
-    finally:
-        server.stop()
-    return tally, time.monotonic() - start
+        await asyncio.gather(*(s.session.close() for s in students), return_exceptions=True)
+        stop()
+    return tally
 
 
 def _percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    return float(np.percentile(values, q))
+    return float(np.percentile(values, q)) if values else None
 
 
-def _figures(tallies: dict[str, tuple[Tally, float]], users: int, steps: int) -> list[Figure]:
-    ours, floor = tallies["attnviz"][0], tallies["floor"][0]
-    note = (
-        f"{users} users × {steps} interactions each, all at once; attnviz {ours.interactions} "
-        f"interactions in {tallies['attnviz'][1]:.0f} s, floor {floor.interactions} in "
-        f"{tallies['floor'][1]:.0f} s"
+def _note(tally: Tally, users: int) -> str:
+    actions = ", ".join(
+        f"{a} {_percentile(v, 50):.0f}/{_percentile(v, 95):.0f}"
+        for a, v in sorted(tally.latencies_ms.items())
     )
-    details = "; ".join((ours.errors + ours.leaks)[:3])
-    rows = [
-        Figure("errors (tracebacks, error boxes, JS errors, timeouts)", len(ours.errors),
-               "floor", len(floor.errors), "", "0", not ours.errors, details or note, False),
-        Figure("another user's input seen", len(ours.leaks), "floor", len(floor.leaks), "",
-               "0", not ours.leaks, compare=False),
-    ]  # fmt: skip
-    for q in (50, 95):
-        rows.append(
-            Figure(f"interaction latency p{q}", _percentile(ours.latencies_ms, q), "floor",
-                   _percentile(floor.latencies_ms, q), "ms", "reported", None)
-        )  # fmt: skip
+    cpu = ", ".join(f"{k} {v / max(tally.seconds, 1e-9):.0%}" for k, v in tally.cpu_s.items())
+    opens = tally.opens_ms
+    return (
+        f"{len(tally.all_ms())} interactions in {tally.seconds:.0f} s; p50/p95 ms by action: "
+        f"{actions}; opening (connection → first run ended) p50/p95 "
+        f"{_percentile(opens, 50) or 0:.0f}/{_percentile(opens, 95) or 0:.0f} ms over "
+        f"{len(opens)}/{users}; CPU of one core: {cpu}"
+    )
+
+
+def _figures(tallies: dict[tuple[str, int], Tally], levels: tuple[int, ...]) -> list[Figure]:
+    rows = []
+    for n in levels:
+        ours, floor = tallies[("attnviz", n)], tallies[("floor", n)]
+        rate = [len(t.all_ms()) / max(t.seconds, 1e-9) for t in (ours, floor)]
+        p95 = _percentile(ours.all_ms(), 95)
+        target = f"< {TARGET_P95_MS:,.0f} ms" if n == TARGET_SESSIONS else "reported"
+        met = (p95 is not None and p95 < TARGET_P95_MS) if n == TARGET_SESSIONS else None
+        details = "; ".join((ours.errors + ours.leaks)[:3])
+        rows += [
+            Figure(f"{n} sessions: interactions served", rate[0], "floor", rate[1], "/s",
+                   "reported", None, f"attnviz: {_note(ours, n)} || floor: {_note(floor, n)}"),
+            Figure(f"{n} sessions: p50 action → run ended", _percentile(ours.all_ms(), 50),
+                   "floor", _percentile(floor.all_ms(), 50), "ms", "reported", None),
+            Figure(f"{n} sessions: p95 action → run ended", p95, "floor",
+                   _percentile(floor.all_ms(), 95), "ms", target, met),
+            Figure(f"{n} sessions: errors", len(ours.errors), "floor", len(floor.errors), "",
+                   "0", not ours.errors, details, compare=False),
+            Figure(f"{n} sessions: another session's input seen", len(ours.leaks), "floor",
+                   len(floor.leaks), "", "0", not ours.leaks, compare=False),
+        ]  # fmt: skip
     return rows
 
 
-async def run(quick: bool = False) -> list[Figure]:
-    """The load against attnviz, then the same load against the floor app."""
-    from playwright.async_api import async_playwright
-
-    users, steps = (QUICK_USERS, QUICK_INTERACTIONS) if quick else (USERS, INTERACTIONS)
-    async with async_playwright() as playwright:
-        browser = await launch_browser(playwright)
-        try:
-            tallies = {}
+async def run(quick: bool = False, through_nginx: int | None = None) -> list[Figure]:
+    """Each level against attnviz, then against the floor app."""
+    levels, seconds = (QUICK_LEVELS, QUICK_DURATION_S) if quick else (LEVELS, DURATION_S)
+    via = f" through nginx, {through_nginx} replica(s)" if through_nginx else ""
+    try:
+        tallies = {}
+        for n in levels:
             for name in ("attnviz", "floor"):
-                progress(f"load: {users} users on {name}")
-                tallies[name] = await _load(browser, name, users, steps)
-            return _figures(tallies, users, steps)
-        except Exception as error:  # noqa: BLE001 - report it as a failed figure
-            return [failed("load", "0 errors", error)]
-        finally:
-            servers.stop_all()
-            await browser.close()
+                progress(f"load: {n} sessions on {name}{via} for {seconds:.0f} s")
+                tallies[(name, n)] = await _level(name, n, seconds, through_nginx)
+        return _figures(tallies, levels)
+    except Exception as error:  # noqa: BLE001 - report it as a failed figure
+        return [failed("load", "0 errors", error)]
+    finally:
+        servers.stop_all()

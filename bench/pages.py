@@ -180,3 +180,131 @@ async def chart_titles(page: Any) -> list[str]:
 async def close_page(page: Any) -> None:
     """Close a page's whole context (ends its Streamlit session)."""
     await page.context.close()
+
+
+class StreamlitSession:
+    """A Streamlit session spoken to directly over its websocket, as its page would: the cheap
+    client of the load benchmark (no browser, no rendering; the server does all its usual work).
+
+    Like the page, a rerun sends the URL's query string, the widgets the user changed, and the
+    hashes of the large messages it already holds (the server then sends a reference instead);
+    the URL follows the server's changes (`page_info_changed`) and the user's changes to widgets
+    bound to it. A background task reads every message, stamped on arrival.
+    """
+
+    def __init__(self, socket: Any, query: str, url: str) -> None:
+        self._socket = socket
+        self.query = query  # the query string of the page's URL now
+        self.url = url  # the page's address, without the query
+        self.messages: list[tuple[float, Any]] = []  # (perf_counter at arrival, ForwardMsg)
+        # since the end of the last run
+        self.widgets: dict[str, str] = {}  # label -> widget id, from the elements received
+        self._page = ""  # page_script_hash, from new_session
+        self._cache: dict[str, Any] = {}  # hash -> large message, as the page's cache
+        self._cached_now: list[str] = []  # hashes received in the last run
+        self._arrived = asyncio.Event()
+        self._reader = asyncio.create_task(self._read())
+
+    @classmethod
+    async def open(cls, base: str, query: str, timeout_s: float = 30) -> StreamlitSession:
+        """Connect to the app at `base` (http://host:port) as a new visitor with `query`,
+        carrying the cookies the server (or nginx in front of it) sets on a first request."""
+        import urllib.request
+
+        import websockets
+
+        def first_request() -> str:
+            with urllib.request.urlopen(f"{base}/_stcore/health", timeout=timeout_s) as answer:
+                cookies = answer.headers.get_all("Set-Cookie") or []
+            return "; ".join(c.split(";", 1)[0] for c in cookies)
+
+        cookie = await asyncio.to_thread(first_request)
+        socket = await websockets.connect(
+            base.replace("http", "ws", 1) + "/_stcore/stream",
+            subprotocols=["streamlit"],
+            additional_headers={"Cookie": cookie} if cookie else None,
+            max_size=None,
+            open_timeout=timeout_s,
+        )
+        return cls(socket, query, f"{base}/")
+
+    async def _read(self) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        try:
+            async for frame in self._socket:
+                arrived = time.perf_counter()
+                msg = ForwardMsg.FromString(frame)
+                if msg.WhichOneof("type") == "ref_hash":
+                    msg = self._cache.get(msg.ref_hash, msg)
+                elif msg.metadata.cacheable:
+                    self._cache[msg.hash] = msg
+                    self._cached_now.append(msg.hash)
+                self._note(msg, msg.WhichOneof("type"))
+                self.messages.append((arrived, msg))
+                self._arrived.set()
+        finally:
+            self._arrived.set()  # wake a waiting rerun: it reports the closed socket
+
+    def _note(self, msg: Any, kind: str) -> None:
+        if kind == "page_info_changed":
+            self.query = msg.page_info_changed.query_string
+        elif kind == "new_session":
+            self._page = msg.new_session.page_script_hash
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            widget = getattr(element, element.WhichOneof("type"))
+            if getattr(widget, "id", "") and getattr(widget, "label", ""):
+                self.widgets[widget.label] = widget.id
+
+    def set_param(self, key: str, value: str) -> None:
+        """Write a bound widget's new value into the URL, as the page does when it changes."""
+        from urllib.parse import parse_qsl, urlencode
+
+        pairs = [(k, v) for k, v in parse_qsl(self.query, keep_blank_values=True) if k != key]
+        self.query = urlencode([*pairs, (key, value)])
+
+    async def rerun(self, changed: list[Any], timeout_s: float) -> tuple[float, list[Any]]:
+        """Ask for a run with the `changed` widget states (WidgetState protos); wait for its
+        end. Returns the seconds from sending to the arrival of its `script_finished` message,
+        and the run's messages. A run that ended early for another rerun is followed to the
+        end of that one."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        back = BackMsg()
+        state = back.rerun_script
+        state.query_string, state.page_script_hash = self.query, self._page
+        state.widget_states.widgets.extend(changed)
+        state.cached_message_hashes.extend(self._cached_now)
+        state.context_info.timezone, state.context_info.locale = "UTC", "en-US"
+        state.context_info.url = self.url
+        self._cached_now = []
+        first = len(self.messages)
+        sent = time.perf_counter()
+        await self._socket.send(back.SerializeToString())
+        index = await asyncio.wait_for(self._finished(first), timeout_s)
+        while self.messages[index][1].script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+            index = await asyncio.wait_for(self._finished(index + 1), timeout_s)
+        status = self.messages[index][1].script_finished
+        if status != ForwardMsg.FINISHED_SUCCESSFULLY:
+            raise RuntimeError(f"run ended with {ForwardMsg.ScriptFinishedStatus.Name(status)}")
+        ended, run = self.messages[index][0], [m for _, m in self.messages[first : index + 1]]
+        self.messages = self.messages[index + 1 :]  # keep only what came after the run
+        return ended - sent, run
+
+    async def _finished(self, start: int) -> int:
+        while True:
+            for index in range(start, len(self.messages)):
+                if self.messages[index][1].WhichOneof("type") == "script_finished":
+                    return index
+            if self._reader.done():
+                self._reader.result()  # raises what ended the reader
+                raise ConnectionError("the websocket closed")
+            self._arrived.clear()
+            await self._arrived.wait()
+
+    async def close(self) -> None:
+        """Close the websocket (the server ends the session)."""
+        await self._socket.close()
+        self._reader.cancel()

@@ -30,10 +30,10 @@ _RUNNING: list[Server] = []
 
 @dataclass
 class Server:
-    """One `streamlit run` process."""
+    """One server process: `streamlit run`, or another started by `spawn` (nginx)."""
 
-    name: str  # "attnviz" or "floor"
-    process: subprocess.Popen  # the Python process running Streamlit
+    name: str  # "attnviz", "floor", or e.g. "nginx" (any process started by `spawn`)
+    process: subprocess.Popen  # the process (for Streamlit: the Python process running it)
     url: str  # http://127.0.0.1:<port>
     log: Path  # its stdout and stderr
     launched: float  # time.time() just before the process was launched
@@ -43,6 +43,15 @@ class Server:
         """Resident memory of the server process now, in MB (VmRSS)."""
         return _status_kb(self.process.pid, "VmRSS") / 1024
 
+    def cpu_s(self) -> float:
+        """CPU seconds (user + system) the process has used so far; 0 once it has ended."""
+        try:
+            stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        except OSError:
+            return 0.0
+        fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def peak_rss_mb(self) -> float:
         """Highest resident memory of the server process so far, in MB (VmHWM)."""
         return _status_kb(self.process.pid, "VmHWM") / 1024
@@ -50,6 +59,14 @@ class Server:
     def died(self) -> bool:
         """True if the process ended without `stop` (another program stopped or killed it)."""
         return self.process.poll() is not None and self in _RUNNING
+
+    def kill(self) -> None:
+        """Kill the process at once (SIGKILL: a crash, no clean-up) and forget it."""
+        if self in _RUNNING:
+            _RUNNING.remove(self)
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
 
     def stop(self) -> None:
         """Terminate the process (kill it after 10 s) and forget it."""
@@ -89,29 +106,36 @@ def config_flags(path: Path = ROOT / ".streamlit" / "config.toml") -> list[str]:
     return flags
 
 
-def start(name: str) -> Server:
+def start(name: str, port: int | None = None, env: dict[str, str] | None = None) -> Server:
     """Launch the attnviz app (`name="attnviz"`, from the repository root) or the floor app
-    (`name="floor"`, from `bench/`) on a free port; returns at once (see `wait_healthy`)."""
-    port = free_port()
+    (`name="floor"`, from `bench/`) on `port` (default: a free one), with `env` added to the
+    environment; returns at once (see `wait_healthy`)."""
+    port = port or free_port()
     script, cwd = ("app.py", ROOT) if name == "attnviz" else ("floor_app.py", BENCH)
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     if name != "attnviz":
         command += config_flags()
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
-    log = LOG_DIR / f"{name}-{port}.log"
+    env = {"TF_CPP_MIN_LOG_LEVEL": "2", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0", **(env or {})}
+    return spawn(name, command, cwd, f"http://127.0.0.1:{port}", env)
+
+
+def spawn(name: str, command: list[str], cwd: Path, url: str, env: dict[str, str]) -> Server:
+    """Launch any server process (a Streamlit app, nginx) answering at `url`, its output in
+    `LOG_DIR`, registered to be stopped at exit; returns at once."""
+    log = LOG_DIR / f"{name}-{url.rsplit(':', 1)[-1]}.log"
     launched = time.time()
     with log.open("wb") as out:
         process = subprocess.Popen(
             command,
             cwd=cwd,
-            env=env,
+            env={**os.environ, **env},
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C reaches the benchmark, which stops the server
         )
-    server = Server(name, process, f"http://127.0.0.1:{port}", log, launched)
+    server = Server(name, process, url, log, launched)
     _RUNNING.append(server)
     return server
 

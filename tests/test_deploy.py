@@ -1,0 +1,180 @@
+"""attnviz behind nginx (deploy/): sessions spread over the replicas, stick to them, keep apart,
+and come back from the other replica when theirs dies.
+
+Two replicas and nginx are started as `deploy/run.py` starts them (`deploy/cluster.py`). Four
+users open the app through nginx in their own browser contexts, each with its own seed and mask;
+then replica r1 is killed (SIGKILL, like a crash). Its users' pages must reconnect through nginx
+to r2 by themselves within seconds: the page stays, and its next click is answered by r2 from
+the inputs the page holds (a new session there); a reload shows the same view from the URL
+alone. r2's users must notice nothing.
+
+Needs Debian's nginx and Chromium: without them the test is skipped with a hint, except under
+ATTNVIZ_REQUIRE_BROWSER=1 or CI=true, where that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from browser_support import REQUIRE_ENV, VIEWPORT, App, close, poll
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+HEADER = "x-attnviz-replica"  # deploy/nginx_config.py's HEADER, as Playwright spells headers
+
+pytestmark = pytest.mark.browser
+
+USERS = 4
+N, D = 4, 4  # tokens and features of each user's random Q, K
+CAUSAL = "Causal (look-ahead) mask"
+RECOVERY_S = 15  # most time from the kill to a user's page working again
+VICTIM = "r1"
+
+
+def raw_scores(seed: int) -> np.ndarray:
+    """`(N, N)` Q Kᵀ of the seed's random inputs (numpy's draw, as the app's Random source)."""
+    rng = np.random.default_rng(seed)
+    q, k = rng.random((N, D)), rng.random((N, D))
+    return q @ k.T  # (N, D) x (D, N) -> (N, N)
+
+
+def weights(seed: int, causal: bool) -> list[list[float]]:
+    """softmax(Q Kᵀ / √D) in float64, future keys blocked under the causal mask."""
+    scores = raw_scores(seed) / np.sqrt(D)
+    if causal:
+        scores = np.where(np.tri(N, dtype=bool), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).tolist()
+
+
+@dataclass
+class User:
+    """One browser context through nginx, its own inputs, and its websockets."""
+
+    app: App
+    seed: int
+    causal: bool
+    sockets: list[Any] = field(default_factory=list)  # the page's /_stcore/stream websockets
+    closed: int = 0  # how many of them closed
+
+    def shows_own_view(self) -> bool:
+        raw = self.app.z("Raw scores")
+        own = raw is not None and close(raw, raw_scores(self.seed).tolist(), tol=1e-4)
+        return own and close(self.app.weights(), weights(self.seed, self.causal), tol=1e-5)
+
+    def replica(self) -> str:
+        """The replica nginx sends this browser's requests to (by its cookie)."""
+        response = self.app.page.context.request.get(f"{self.app.url}/_stcore/health")
+        return response.headers.get(HEADER, "")
+
+
+@pytest.fixture(scope="module")
+def nginx_cluster(chromium_path: str) -> Iterator[Any]:
+    """Two attnviz replicas behind nginx (a `deploy/cluster.py` Cluster), stopped at the end."""
+    if str(DEPLOY) not in sys.path:
+        sys.path.append(str(DEPLOY))  # imported here: it starts a log folder and signal handler
+    import cluster
+
+    assert cluster.HEADER.lower() == HEADER
+    reason = cluster.nginx_missing()
+    if reason:
+        if os.environ.get(REQUIRE_ENV) == "1" or os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} ({REQUIRE_ENV}=1 or CI: this test must run)", pytrace=False)
+        pytest.skip(reason)
+    running = cluster.start(2)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _open(browser: Any, url: str, user: int) -> User:
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    state = User(App(page, url), seed=100 + user, causal=False)
+
+    def on_socket(socket: Any) -> None:
+        if socket.url.endswith("/_stcore/stream"):
+            state.sockets.append(socket)
+            socket.on("close", lambda _: setattr(state, "closed", state.closed + 1))
+
+    page.on("websocket", on_socket)
+    query = f"source=Random&r_t={N}&r_s={N}&r_dk={D}&r_dv={D}&r_seed={state.seed}"
+    state.app.open(f"{url}/?{query}", charts=6)
+    return state
+
+
+def _make_own(user: User, index: int) -> None:
+    """The user's own input, typed: a new seed, and the causal mask for odd users."""
+    user.seed = 200 + index
+    user.app.set_number("Seed", user.seed)
+    if index % 2:
+        user.causal = True
+        user.app.set_switch(CAUSAL, True)
+    poll(user.shows_own_view, f"user {index}'s own view")
+
+
+def _click_causal(user: User) -> None:
+    """A live interaction: the server must know the user's seed to answer it right."""
+    user.causal = not user.causal
+    user.app.set_switch(CAUSAL, user.causal)
+    poll(user.shows_own_view, f"the view of seed {user.seed} with causal={user.causal}")
+
+
+def _sticky_log(running: Any) -> list[str]:
+    """Access-log lines where a request with a replica's cookie was served by another one."""
+    wrong = []
+    for line in (running.prefix / "access.log").read_text().splitlines():
+        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+        cookie, served = fields.get("cookie", "-"), fields.get("served_by", "")
+        if cookie not in ("-", "") and served and cookie != served:
+            wrong.append(line)
+    return wrong
+
+
+def test_sessions_spread_stick_and_survive_a_lost_replica(browser, nginx_cluster):
+    users = [_open(browser, nginx_cluster.url, u) for u in range(USERS)]
+    try:
+        for index, user in enumerate(users):
+            _make_own(user, index)
+        placed = {index: user.replica() for index, user in enumerate(users)}
+        assert set(placed.values()) == {"r1", "r2"}, placed  # spread over both replicas
+        assert all(user.shows_own_view() for user in users)  # no one sees another's input
+        assert _sticky_log(nginx_cluster) == []  # every request reached its session's replica
+
+        killed = time.monotonic()
+        nginx_cluster.replica(VICTIM).kill()
+        moved = [u for i, u in enumerate(users) if placed[i] == VICTIM]
+        kept = [u for i, u in enumerate(users) if placed[i] != VICTIM]
+        for user in moved:  # Streamlit's page reconnects by itself, through nginx to r2
+            # (idle() first: Playwright delivers the websocket events during its calls)
+            poll(lambda u=user: u.app.idle() and len(u.sockets) > 1, "a new websocket",
+                 timeout=RECOVERY_S)  # fmt: skip
+        # The page stays as it was, and its next click runs on the other replica with the
+        # inputs the page holds; a reload rebuilds the same view from the URL alone.
+        _click_causal(moved[0])
+        recovered = time.monotonic() - killed
+        moved[-1].app.page.reload()
+        moved[-1].app.wait_for_charts(6)
+        poll(moved[-1].shows_own_view, "the same view after a reload", timeout=RECOVERY_S)
+        for user in moved:
+            assert user.replica() != VICTIM
+            _click_causal(user)
+        for user in kept:  # nothing happened to them
+            assert user.shows_own_view()
+            assert (len(user.sockets), user.closed) == (1, 0)
+            _click_causal(user)
+        assert recovered < RECOVERY_S, f"{recovered:.1f} s from the kill to a working click"
+        print(f"a click worked on the other replica {recovered:.1f} s after the kill")
+        assert all(u.app.exceptions() == 0 and u.app.alerts() == [] for u in users)
+    finally:
+        for user in users:
+            user.app.page.context.close()
