@@ -12,9 +12,9 @@ import TensorFlow until an attention function is asked for.
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import Any
+
+from attnviz.core.lazy import lazy_names
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up chatter quiet
 
@@ -48,15 +48,4 @@ __all__ = sorted(_HOMES)
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its home module the first time it is used."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'attnviz' has no attribute '{name}'")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -16,8 +16,7 @@ TensorFlow; the models do.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from attnviz.core.lazy import lazy_names
 
 _HOMES = {  # public name -> the module that defines it
     "TASKS": "attnviz.learn.tasks",
@@ -44,15 +43,4 @@ _HOMES = {  # public name -> the module that defines it
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name from its home module the first time it is used."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'attnviz.learn' has no attribute '{name}'")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)
