@@ -29,16 +29,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+if str(ROOT / "bench") not in sys.path:
+    sys.path.append(str(ROOT / "bench"))
+from pages import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one home: the benchmark's browser)
+
 NO_CHROMIUM = (
     "Chromium not found: install Debian's chromium (`apt-get install chromium`) to run the "
     "browser tests"
