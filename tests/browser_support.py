@@ -14,13 +14,9 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -42,7 +38,6 @@ NO_PLAYWRIGHT = (
     "(`pip install -r requirements-dev.txt`; never `playwright install`) to run the browser tests"
 )
 REQUIRE_ENV = "ATTNVIZ_REQUIRE_BROWSER"
-SERVER_START_SECONDS = 60  # TensorFlow makes the first start slow
 WAIT_SECONDS = 30  # most time any rerun may take
 VIEWPORT = {"width": 1400, "height": 1000}
 
@@ -91,71 +86,19 @@ def chromium_path() -> str:
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, OSError):
-        return False
-
-
-def _wait_for_server(url: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        if _healthy(url):
-            return
-        if server.poll() is not None:
-            break
-        time.sleep(0.25)
-    output = log.read_text(errors="replace")
-    print(f"--- streamlit output ({log}) ---\n{output}")
-    pytest.fail(
-        f"Streamlit did not answer {url}/_stcore/health within {SERVER_START_SECONDS} s "
-        f"(exit code {server.poll()}); its output is printed above and kept in {log}.",
-        pytrace=False,
-    )
-
-
-def _stop(server: subprocess.Popen) -> None:
-    if server.poll() is None:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(timeout=10)
-
-
 @pytest.fixture(scope="session")
-def app_url(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of a Streamlit server running `app.py`, stopped at the end of the session."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0"}
-    command = [sys.executable, "-m", "streamlit", "run", "app.py"]
-    command += ["--server.port", str(port), "--server.address", "127.0.0.1"]
-    command += ["--server.headless", "true"]
-    with log.open("wb") as out:
-        server = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+def app_url(chromium_path: str) -> Iterator[str]:
+    """Base URL of a Streamlit server running `app.py`, stopped at the end of the session.
+
+    Started as the benchmark starts it (`bench/servers.py`: the same command, health check and
+    clean-up at exit); a server that does not come up fails the tests with its log's end."""
+    import servers  # bench/servers.py: imported here, it registers its stop-at-exit handlers
+
+    server = servers.launch("attnviz")
     try:
-        _wait_for_server(url, server, log)
-        yield url
+        yield server.url
     finally:
-        _stop(server)
+        server.stop()
 
 
 @pytest.fixture(scope="session")
