@@ -28,12 +28,14 @@ import servers  # noqa: E402  (registers the clean-up at exit)
 from pages import CHROMIUM  # noqa: E402
 from report import SIZES, Figure, machine_lines, table  # noqa: E402
 
-SECTIONS = ("backend", "app", "memory", "load")
+SECTIONS = ("backend", "figures", "app", "memory", "load", "learn")
 TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
     "app": "2. App in headless Chromium vs the floor app (bench/floor_app.py)",
     "memory": "3. Memory: server RSS over reruns with changing sizes",
     "load": "4. Load: a classroom on one server, 10 / 30 / 60 sessions each with its own input",
+    "figures": "1b. Figures: the 4,096² heatmap vs numpy pooling + a plain plotly heatmap",
+    "learn": "5. Learn: training vs plain fit, time to 99 %, other sessions while one trains",
 }
 
 
@@ -99,6 +101,19 @@ def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Fig
         import memory_bench
 
         return lambda quick: asyncio.run(memory_bench.run(quick))
+    if section == "figures":
+        import figure_bench
+
+        return figure_bench.run
+    if section == "learn":
+        import learn_app_bench
+        import learn_bench
+
+        return lambda quick: [
+            *learn_bench.throughput(1 if quick else 3),
+            *learn_bench.time_to_accuracy(learn_bench.SEEDS[:1] if quick else learn_bench.SEEDS),
+            *learn_app_bench.run(quick),
+        ]
     import load_bench
 
     return lambda quick: asyncio.run(load_bench.run(quick, through_nginx=args.through_nginx))

@@ -50,6 +50,7 @@ from attnviz.core.masks import build_mask, check_padding_mask
 from attnviz.core.seeding import check_seed
 from attnviz.transformer.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
 from attnviz.transformer.multihead import _check_head_sizes
+from attnviz.transformer.ways import way_mask
 
 __all__ = [
     "Decoder",
@@ -184,9 +185,13 @@ def _decoder_masks(
         target_padding = check_padding_mask(target_padding, batch, t, name="target_padding_mask")
     if source_padding is not None:
         source_padding = check_padding_mask(source_padding, batch, s, name="source_padding_mask")
-    self_mask = build_mask(batch, t, t, causal=bool(causal), key_padding_mask=target_padding)
-    cross_mask = build_mask(batch, t, s, key_padding_mask=source_padding)
-    return self_mask, cross_mask
+    # the decoder's two attentions are two of the three ways (see `ways`)
+    if causal:
+        self_mask = way_mask("causal", s, t, target_padding_mask=target_padding)
+    else:  # look-ahead off: the target attends itself both ways
+        self_mask = build_mask(batch, t, t, key_padding_mask=target_padding)
+    cross_mask = way_mask("cross", s, t, source_padding_mask=source_padding)
+    return np.broadcast_to(self_mask, (batch, t, t)), np.broadcast_to(cross_mask, (batch, t, s))
 
 
 def _check_tokens(target_tokens: Any, vocab_size: Any) -> np.ndarray:
