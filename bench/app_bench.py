@@ -59,16 +59,26 @@ def _order(i: int) -> tuple[str, ...]:
     return APPS if i % 2 == 0 else APPS[::-1]
 
 
-async def cold_start(browser: Any, name: str) -> tuple[float, float]:
-    """Seconds from launch to the first painted heatmap, and from launch to a healthy server."""
+# Epoch milliseconds of the first animation frame showing the page's title and its causal toggle
+# (the page is there to use), or null.
+PAGE_SHOWN = """() => document.querySelector('h1') &&
+  document.querySelector('[data-testid="stSidebar"] [role="switch"]')
+  ? performance.timeOrigin + performance.now() : null"""
+
+
+async def cold_start(browser: Any, name: str) -> tuple[float, float, float]:
+    """Seconds from launch to the first painted heatmap, from launch to a healthy server, and
+    from launch to the page's title and controls shown."""
     page = await new_page(browser)
     server = servers.start(name)
     try:
         servers.wait_healthy(server)
         await page.goto(url(server, COLD_N))
+        shown = await page.wait_for_function(PAGE_SHOWN, polling="raf", timeout=120_000)
+        visible = await shown.json_value() / 1000
         painted = await page.wait_for_function(FIRST_HEATMAP, polling="raf", timeout=120_000)
         first = await painted.json_value() / 1000
-        return first - server.launched, server.healthy - server.launched
+        return first - server.launched, server.healthy - server.launched, visible - server.launched
     finally:
         server.stop()
         await close_page(page)
@@ -77,12 +87,15 @@ async def cold_start(browser: Any, name: str) -> tuple[float, float]:
 async def _cold_figures(browser: Any, quick: bool) -> list[Figure]:
     first: dict[str, list[float]] = {name: [] for name in APPS}
     healthy: dict[str, list[float]] = {name: [] for name in APPS}
+    shown: dict[str, list[float]] = {name: [] for name in APPS}
     for i in range(QUICK_COLD_STARTS if quick else COLD_STARTS):
         for name in _order(i):
-            seconds, up = await cold_start(browser, name)
+            seconds, up, visible = await cold_start(browser, name)
             first[name].append(seconds)
             healthy[name].append(up)
+            shown[name].append(visible)
     ours, floor = (statistics.median(first[name]) for name in APPS)
+    page_ours, page_floor = (statistics.median(shown[name]) for name in APPS)
     up = {name: statistics.median(healthy[name]) for name in APPS}
     note = (
         f"median of {len(first['attnviz'])} starts each, alternating; server healthy after "
@@ -91,7 +104,11 @@ async def _cold_figures(browser: Any, quick: bool) -> list[Figure]:
     )
     return [
         Figure(f"cold start to first heatmap (N={COLD_N})", ours, "floor", floor, "s",
-               f"< {MAX_COLD_S:.0f} s", ours < MAX_COLD_S, note),
+               f"< {MAX_COLD_S:.0f} s and ≤ 1.5× floor",
+               ours < MAX_COLD_S and ours <= 1.5 * floor, note),
+        Figure("cold start to page and controls shown", page_ours, "floor", page_floor, "s",
+               "≤ floor + 1 s", page_ours <= page_floor + 1.0,
+               "launch to the first frame with the title and the sidebar's causal toggle"),
     ]  # fmt: skip
 
 
