@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attnviz.core.checks import check_choice, check_int, describe
-from attnviz.core.limits import MAX_SEED
+from attnviz.core.seeding import check_seed
 from attnviz.learn.dates import (
     FIRST_YEAR,
     FORMATS,
@@ -143,7 +143,7 @@ def make_pairs(task: str, n: int, seed: int) -> list[tuple[str, str]]:
     """
     get_task(task)
     check_int(n, "n", low=1, high=MAX_PAIRS)
-    check_int(seed, "seed", low=0, high=MAX_SEED)
+    check_seed(seed)
     return draw_pairs(task, n, str(seed))
 
 

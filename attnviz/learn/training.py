@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import keras
 
 from attnviz.core.checks import check_int, describe
-from attnviz.core.limits import MAX_SEED
+from attnviz.core.seeding import check_seed
 from attnviz.learn.metrics import alignment_score, char_accuracy
 from attnviz.learn.model import Seq2SeqAttention, Translation
 from attnviz.learn.network import NetworkConfig
@@ -51,7 +51,7 @@ class TrainConfig:
         check_int(self.n_pairs, "n_pairs", low=1, high=MAX_TRAIN_PAIRS)
         check_int(self.val_pairs, "val_pairs", low=1, high=MAX_TRAIN_PAIRS)
         check_int(self.batch_size, "batch_size", low=1, high=4096)
-        check_int(self.seed, "seed", low=0, high=MAX_SEED)
+        check_seed(self.seed)
         for name, low, high in (("learning_rate", 0.0, 1.0), ("time_limit", 0.0, 86_400.0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -233,7 +233,6 @@ def _text_input(task: str) -> str:
     st.session_state.setdefault(key, spec.example[0])
     return st.text_input(
         f"Your input ({spec.max_source_len} characters at most)",
-        max_chars=None,
         **kept(key),
     )
 
