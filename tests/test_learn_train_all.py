@@ -7,7 +7,8 @@ from attnviz.learn.train_all import BAR, _parse, _stop_when_perfect
 
 def test_every_task_and_score_by_default():
     models = _parse([]).models
-    assert len(models) == 9 and models[0] == ("dates", "dot")
+    assert len(models) == 11 and models[0] == ("dates", "dot")
+    assert models[-2:] == [("dates", "transformer"), ("reverse", "transformer")]
     assert _parse(["--only", "reverse/concat, dates/general"]).models == [
         ("reverse", "concat"),
         ("dates", "general"),

@@ -52,6 +52,7 @@ def model_view(
     row_title: str = "query",
     col_title: str = "key",
     max_side: int = THUMB_MAX_SIDE,
+    grid_width: int = GRID_WIDTH,
 ) -> go.Figure:
     """A grid of heatmaps, one row per layer and one column per head, on one colour scale.
 
@@ -66,6 +67,8 @@ def model_view(
         row_title, col_title: what the hover calls a row and a column.
         max_side: most cells per side of one thumbnail; longer sequences are pooled (see
             `figures.heatmap`); enlarge one head with `figures.heatmap` for exact values.
+        grid_width: px the cells of one row share, about (cells stay square, at least
+            `CELL_MIN` px: many heads make a wider figure).
 
     Returns:
         A `go.Figure`; subplot n (row-major, from 1) is axes `x{n}`/`y{n}` ("x"/"y" for n = 1).
@@ -77,7 +80,7 @@ def model_view(
     n_layers, n_heads = stack.shape[:2]
     names = _layer_titles(titles, n_layers)
     grey = _blocked_stack(blocked, stack.shape)  # (L, H, T, S)
-    grid = _grid(n_layers, n_heads)
+    grid = _grid(n_layers, n_heads, check_int(grid_width, "grid_width", low=1))
     traces: list[dict[str, Any]] = []
     layout: dict[str, Any] = {}
     for layer in range(n_layers):
@@ -170,9 +173,9 @@ class _Grid:
     boxes: tuple  # [layer][head] -> (x0, x1, y0, y1) subplot domain, fractions of the plot area
 
 
-def _grid(n_layers: int, n_heads: int) -> _Grid:
-    """Square cells of one size, as many heads as fit `GRID_WIDTH` (at least `CELL_MIN` px)."""
-    cell = int(np.clip(GRID_WIDTH // n_heads - GAP, CELL_MIN, figures.THUMB_WIDTH))
+def _grid(n_layers: int, n_heads: int, grid_width: int = GRID_WIDTH) -> _Grid:
+    """Square cells of one size, as many heads as fit `grid_width` (at least `CELL_MIN` px)."""
+    cell = int(np.clip(grid_width // n_heads - GAP, CELL_MIN, figures.THUMB_WIDTH))
     width = n_heads * cell + (n_heads - 1) * GAP
     height = n_layers * (STRIP + cell) + (n_layers - 1) * GAP
     boxes = []
@@ -289,3 +292,90 @@ def _grid_layout(grid: _Grid, names: list[str], title: str, shapes: list) -> dic
         hovermode="closest",
         showlegend=False,
     )
+
+
+def head_map(
+    table: Any,
+    *,
+    label: str,
+    titles: Sequence[Any] | None = None,
+    selected: tuple[int, int] | None = None,
+    title: str = "",
+    digits: int = 2,
+) -> go.Figure:
+    """One square per head, coloured by a summary: a layers × heads map to read and click.
+
+    Plotly heatmaps send no click selections to Streamlit, so this map is drawn with square
+    scatter markers: a click selects one point, number `layer · H + head` (also its
+    `customdata`, `[layer, head]`).
+
+    Args:
+        table: `(L, H)` one number per head (NaN: no value), e.g. `summaries.summary_table`.
+        label: what the numbers are, for the colour bar and the hover.
+        titles: one title per layer (default "layer 0", "layer 1", …).
+        selected: `(layer, head)` to outline, e.g. the enlarged head.
+        title: the figure's title.
+        digits: decimals shown on each square.
+
+    Raises:
+        ValueError: for a table that is not a 2-D array of numbers, or titles that do not fit.
+    """
+    values = np.asarray(table, dtype=float) if _numeric(table) else None
+    if values is None or values.ndim != 2 or 0 in values.shape:
+        raise ValueError(
+            f"`table` must be a 2-D array of numbers (layers × heads). Received: {describe(table)}."
+        )
+    n_layers, n_heads = values.shape
+    names = _layer_titles(titles, n_layers)
+    layer, head = np.meshgrid(np.arange(n_layers), np.arange(n_heads), indexing="ij")  # (L, H)
+    finite = np.isfinite(values)
+    text = np.where(finite, np.vectorize(lambda v: f"{v:.{digits}f}")(values), "–")
+    side = int(np.clip(GRID_WIDTH // 3 // max(n_heads, 1), 22, 44))  # px per square
+    marker = dict(
+        symbol="square", size=side, color=np.where(finite, values, np.nan).ravel().tolist(),
+        colorscale="Viridis", showscale=True, line=dict(width=0),
+        colorbar=dict(title=dict(text=_escape(label), side="right"), thickness=10),
+    )  # fmt: skip
+    where = [f"{names[i]} · head {h}" for i, h in zip(layer.ravel(), head.ravel(), strict=True)]
+    trace = go.Scatter(
+        x=head.ravel(), y=layer.ravel(), mode="markers+text", marker=marker,
+        text=text.ravel(), textfont=dict(size=max(8, side // 4), color="white"),
+        customdata=np.stack([layer.ravel(), head.ravel()], axis=-1), hovertext=where,
+        hovertemplate=f"%{{hovertext}}<br>{_escape(label)}: %{{text}}<br>click to enlarge"
+        "<extra></extra>",
+        showlegend=False,
+    )  # fmt: skip
+    shapes = []
+    if selected is not None:
+        sl = check_int(selected[0], "selected layer", low=0, high=n_layers - 1)
+        sh = check_int(selected[1], "selected head", low=0, high=n_heads - 1)
+        shapes.append(
+            dict(type="rect", x0=sh - 0.5, x1=sh + 0.5, y0=sl - 0.5, y1=sl + 0.5,
+                 line=dict(color=HIGHLIGHT_COLOR, width=3))
+        )  # fmt: skip
+    top = 40 if title else 10
+    return go.Figure(
+        data=[trace],
+        layout=dict(
+            title=dict(text=_escape(title), x=0.0, xanchor="left"),
+            width=110 + n_heads * (side + 6), height=top + 40 + n_layers * (side + 6),
+            margin=dict(l=70, r=70, t=top, b=30),
+            xaxis=dict(tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4],
+                       ticktext=[f"head {h}" for h in range(n_heads)], **_BARE_AXIS),
+            yaxis=dict(tickvals=list(range(n_layers)), ticktext=names, autorange="reversed",
+                       **_BARE_AXIS),
+            shapes=shapes, font=dict(size=figures.FONT_SIZE), hovermode="closest",
+            paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
+        ),
+    )  # fmt: skip
+
+
+_BARE_AXIS = dict(showgrid=False, zeroline=False, fixedrange=True)  # no grid, no zoom
+
+
+def _numeric(table: Any) -> bool:
+    try:
+        np.asarray(table, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return True

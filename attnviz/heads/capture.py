@@ -67,6 +67,8 @@ class RecordedCall:
     weights: np.ndarray | None = None  # (B, H, T, S) float32, once `_compute_attention` ran
     mask: np.ndarray | None = None  # (B, T, S) bool, True = may attend; None = no mask
     config: dict[str, Any] = field(default_factory=dict)  # the layer's `get_config()`
+    inputs: dict[str, np.ndarray] = field(default_factory=dict)  # "query" (B, T, Dq), "key",
+    # "value" (B, S, ·) as the call got them (key = value when not given); {} if unreadable
 
 
 def find_attention_layers(model: keras.layers.Layer) -> list[FoundLayer]:
@@ -133,6 +135,7 @@ def _patch(found: FoundLayer, calls: list[RecordedCall]) -> None:
     @functools.wraps(original_call)
     def call(*args: Any, **kwargs: Any) -> Any:
         record = _new_record(found, calls, _call_kind(call_signature, args, kwargs))
+        record.inputs = _call_inputs(call_signature, args, kwargs)
         open_calls.append(record)
         try:
             return original_call(*args, **kwargs)
@@ -177,6 +180,22 @@ def _call_kind(signature: pyinspect.Signature, args: tuple, kwargs: dict) -> str
     query, value, key = arguments["query"], arguments["value"], arguments.get("key")
     same = _same_tensor(query, value) and (key is None or _same_tensor(query, key))
     return "self" if same else "cross"
+
+
+def _call_inputs(signature: pyinspect.Signature, args: tuple, kwargs: dict) -> dict:
+    """Read-only numpy copies of the call's query, key and value (key = value if not given),
+    so a head can be recomputed from them; {} if the signature or the tensors do not allow it."""
+    try:
+        arguments = signature.bind(*args, **kwargs).arguments
+        query, value = arguments["query"], arguments["value"]
+        key = arguments.get("key")
+        tensors = {"query": query, "key": value if key is None else key, "value": value}
+        return {
+            name: _read_only(np.asarray(keras.ops.convert_to_numpy(x)))
+            for name, x in tensors.items()
+        }
+    except Exception:  # symbolic tensors, another signature: the weights are still recorded
+        return {}
 
 
 def _same_tensor(a: Any, b: Any) -> bool:

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NoReturn
 
@@ -88,6 +88,9 @@ class AttentionCall:
     mask: np.ndarray | None  # (B, T, S) read-only bool, True = may attend; None = unmasked
     config: MappingProxyType  # read-only view of a copy of the layer's `get_config()`
     class_name: str  # the layer's class, e.g. "keras_hub...CachedMultiHeadAttention"
+    # read-only "query" (B, T, Dq), "key" and "value" (B, S, ·) the layer was called with
+    # (key = value if not given); empty if unknown
+    inputs: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,7 @@ def _as_calls(calls: list[RecordedCall]) -> tuple[AttentionCall, ...]:
             mask=c.mask,
             config=MappingProxyType(c.config),
             class_name=f"{type(c.found.layer).__module__}.{type(c.found.layer).__qualname__}",
+            inputs=MappingProxyType(c.inputs),
         )
         for c in calls
     )

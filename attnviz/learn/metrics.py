@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +65,9 @@ def char_accuracy(outputs: Sequence[str], targets: Sequence[str]) -> float:
 def alignment_score(model: Seq2SeqAttention, pairs: Sequence[tuple[str, str]]) -> float:
     """Share of target characters (with a known span) whose largest attention weight lies in it.
 
+    For a `TransformerTranslator`, the score of its best cross-attention head (each head is
+    scored on its own: `head_alignment_scores`).
+
     Weights are read with teacher forcing (the true target fed to the decoder). Characters
     with no span (the "-" of ISO dates, unnamed 0 digits) are left out.
 
@@ -78,8 +82,38 @@ def alignment_score(model: Seq2SeqAttention, pairs: Sequence[tuple[str, str]]) -
         ValueError: for pairs that are not correct pairs of the model's task.
     """
     pairs = _check_pairs(pairs)
-    spans = [known_alignment(model.task.name, s, t) for s, t in pairs]
-    weights = model.teacher_forced_weights(pairs)  # (N, T, S)
+    if hasattr(model, "teacher_forced_cross"):  # a Transformer: its best cross-attention head
+        return float(head_alignment_scores(model, pairs).max())
+    return _aligned_share(model.teacher_forced_weights(pairs), _spans(model, pairs))
+
+
+def head_alignment_scores(model: Any, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    """`(L, H)`: the alignment score of every cross-attention head of a `TransformerTranslator`.
+
+    Raises:
+        ValueError: for pairs that are not correct pairs of the model's task, or a model
+            without cross-attention heads.
+    """
+    pairs = _check_pairs(pairs)
+    if not hasattr(model, "teacher_forced_cross"):
+        raise ValueError(
+            f"`model` must be a TransformerTranslator (it has heads). Received: {describe(model)}."
+        )
+    spans = _spans(model, pairs)
+    cross = model.teacher_forced_cross(pairs)  # (N, L, H, T, S)
+    n_layers, n_heads = cross.shape[1:3]
+    return np.array(
+        [[_aligned_share(cross[:, layer, head], spans) for head in range(n_heads)]
+         for layer in range(n_layers)]
+    )  # fmt: skip
+
+
+def _spans(model: Any, pairs: list[tuple[str, str]]) -> list:
+    return [known_alignment(model.task.name, s, t) for s, t in pairs]
+
+
+def _aligned_share(weights: np.ndarray, spans: list) -> float:
+    """Share of target rows with a span whose largest weight in `weights (N, T, S)` is in it."""
     top = weights.argmax(axis=-1)  # (N, T): the source position each target row looks at most
     hits = []
     for row, alignment in enumerate(spans):
@@ -89,7 +123,7 @@ def alignment_score(model: Seq2SeqAttention, pairs: Sequence[tuple[str, str]]) -
     return float(np.mean(hits)) if hits else 0.0
 
 
-def evaluate(model: Seq2SeqAttention, pairs: Sequence[tuple[str, str]]) -> Evaluation:
+def evaluate(model: Any, pairs: Sequence[tuple[str, str]]) -> Evaluation:
     """Greedy-decode every source and score the outputs and the alignment.
 
     Raises:

@@ -105,6 +105,11 @@ class Seq2SeqAttention:
         )  # -> logits (N, T, V), weights (N, T, S), dec (N, T, D)
 
     @property
+    def trainer(self) -> keras.Model:
+        """The Keras model `fit` trains: [source, decoder inputs] -> logits."""
+        return self.networks.trainer
+
+    @property
     def parameter_count(self) -> int:
         """How many trained numbers the model has."""
         return int(self.networks.trainer.count_params())

@@ -1,15 +1,17 @@
-"""The shipped checkpoints: one trained model per task and score, saved as weights only.
+"""The shipped checkpoints: one trained model per task and kind, saved as weights only.
 
-Each checkpoint is two files in `assets/learn/`:
+A kind is a score ("dot", "general", "concat": a `Seq2SeqAttention` attending with it) or
+"transformer" (a `TransformerTranslator`). Each checkpoint is two files in `assets/learn/`:
 
-- `<task>_<score>.npz`: the weights, numpy arrays in the order of `Seq2SeqAttention.get_weights`
+- `<task>_<kind>.npz`: the weights, numpy arrays in the order of the model's `get_weights`
   (read with `allow_pickle=False`: no pickles, no code);
-- `<task>_<score>.json`: the training record (`TrainingStats`) and the fresh-pair evaluation,
+- `<task>_<kind>.json`: the training record (`TrainingStats`) and the fresh-pair evaluation,
   plain numbers for display.
 
-The architecture is never read from a file: `RECIPES` (code) says how each task's model is
-built and trained, `load_pretrained` rebuilds it from there and only fills in the weights,
-checking every array's shape. `python -m attnviz.learn.train_all` regenerates the files.
+The architecture is never read from a file: `RECIPES` and `TRANSFORMER_RECIPES` (code) say how
+each task's models are built and trained, `load_pretrained` / `load_transformer` rebuild them
+from there and only fill in the weights, checking every array's shape.
+`python -m attnviz.learn.train_all` regenerates the files.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from attnviz.learn.model import Seq2SeqAttention
 from attnviz.learn.network import NetworkConfig
 from attnviz.learn.tasks import TASKS
 from attnviz.learn.training import TrainingStats
+from attnviz.learn.transformer import TransformerConfig, TransformerTranslator
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "learn"  # the checkpoint folder
 REGENERATE = "python -m attnviz.learn.train_all"  # the command that writes the checkpoints
@@ -38,8 +41,8 @@ TEST_SEED = 20_261_122  # make_pairs seed of the fresh pairs checkpoints are eva
 class Recipe:
     """How the shipped model of one task is built and trained (the same for every score)."""
 
-    network: NetworkConfig  # sizes (the score is set per checkpoint)
-    train: dict[str, Any] = field(default_factory=dict)  # keyword arguments of `train`
+    network: NetworkConfig | TransformerConfig  # sizes (a seq2seq's score is set per checkpoint)
+    train: dict[str, Any] = field(default_factory=dict)  # keyword arguments of the training
 
 
 RECIPES = {
@@ -47,13 +50,24 @@ RECIPES = {
     "reverse": Recipe(NetworkConfig(), {"epochs": 12, "n_pairs": 20_000, "val_pairs": 500}),
     "german_numbers": Recipe(NetworkConfig(), {"epochs": 4, "n_pairs": 10_000, "val_pairs": 500}),
 }
+TRANSFORMER = "transformer"  # the checkpoint kind of a `TransformerTranslator`
+TRANSFORMER_RECIPES = {  # tasks with a shipped Transformer (`train_transformer` arguments)
+    "dates": Recipe(TransformerConfig(), {"epochs": 20, "n_pairs": 10_000, "val_pairs": 500}),
+    "reverse": Recipe(TransformerConfig(), {"epochs": 30, "n_pairs": 20_000, "val_pairs": 500}),
+}
+KINDS = (*SCORE_KINDS, TRANSFORMER)  # every checkpoint kind
 
 
-def checkpoint_path(task: str, score: str, suffix: str = ".npz") -> Path:
-    """Where the checkpoint of `task` and `score` lives (`.npz` weights or `.json` record)."""
+def checkpoint_path(task: str, kind: str, suffix: str = ".npz") -> Path:
+    """Where the checkpoint of `task` and `kind` (a score or "transformer") lives (`.npz`
+    weights or `.json` record)."""
     check_choice(task, "task", TASKS)
-    check_choice(score, "score", SCORE_KINDS)
-    return ASSETS / f"{task}_{score}{suffix}"
+    check_choice(kind, "kind", KINDS)
+    return ASSETS / f"{task}_{kind}{suffix}"
+
+
+def _kind_of(model: Seq2SeqAttention | TransformerTranslator) -> str:
+    return TRANSFORMER if isinstance(model, TransformerTranslator) else model.config.score
 
 
 def network_config(task: str, score: str) -> NetworkConfig:
@@ -64,9 +78,12 @@ def network_config(task: str, score: str) -> NetworkConfig:
     return NetworkConfig(score, False, sizes.embed_dim, sizes.units, sizes.attention_units)
 
 
-def save_checkpoint(model: Seq2SeqAttention, extra: dict[str, Any] | None = None) -> Path:
+def save_checkpoint(
+    model: Seq2SeqAttention | TransformerTranslator, extra: dict[str, Any] | None = None
+) -> Path:
     """Write `model`'s weights and record to `assets/learn/` and return the weights' path."""
-    path = checkpoint_path(model.task.name, model.config.score)
+    kind = _kind_of(model)
+    path = checkpoint_path(model.task.name, kind)
     path.parent.mkdir(parents=True, exist_ok=True)
     weights = model.get_weights()
     np.savez_compressed(path, **{f"w{i:03d}": w for i, w in enumerate(weights)})
@@ -74,7 +91,7 @@ def save_checkpoint(model: Seq2SeqAttention, extra: dict[str, Any] | None = None
     if model.stats is not None:
         record["stats"] = _plain(asdict(model.stats))
     text = json.dumps(record, indent=1, allow_nan=False)
-    checkpoint_path(model.task.name, model.config.score, ".json").write_text(text + "\n")
+    checkpoint_path(model.task.name, kind, ".json").write_text(text + "\n")
     return path
 
 
@@ -93,13 +110,13 @@ class MissingCheckpointError(FileNotFoundError, ValueError):
     """A shipped checkpoint file is missing (a ValueError too, so input-error handlers show it)."""
 
 
-def read_record(task: str, score: str) -> dict[str, Any]:
+def read_record(task: str, kind: str) -> dict[str, Any]:
     """The JSON record of a shipped checkpoint (training stats, fresh-pair evaluation).
 
     Raises:
         MissingCheckpointError: if the file is missing (says how to regenerate it).
     """
-    path = checkpoint_path(task, score, ".json")
+    path = checkpoint_path(task, kind, ".json")
     if not path.is_file():
         raise MissingCheckpointError(_missing(path))
     return json.loads(path.read_text(encoding="utf-8"))
@@ -127,8 +144,31 @@ def load_pretrained(task: str, score: str = "dot") -> Seq2SeqAttention:
     if not path.is_file():
         raise MissingCheckpointError(_missing(path))
     model = Seq2SeqAttention(task, config, seed=None)  # no reseeding: weights come from file
+    return _filled(model, path, task, score)
+
+
+def load_transformer(task: str) -> TransformerTranslator:
+    """The shipped Transformer of `task`, rebuilt in code and given its saved weights.
+
+    Leaves the global random seeds alone. The model keeps its training record in `.stats`.
+
+    Raises:
+        ValueError: for a task without a shipped Transformer (`TRANSFORMER_RECIPES`), or a
+            file that does not fit the architecture.
+        MissingCheckpointError: if the weights file is missing (says how to regenerate it).
+    """
+    check_choice(task, "task", tuple(TRANSFORMER_RECIPES))
+    path = checkpoint_path(task, TRANSFORMER)
+    if not path.is_file():
+        raise MissingCheckpointError(_missing(path))
+    model = TransformerTranslator(task, TRANSFORMER_RECIPES[task].network, seed=None)
+    return _filled(model, path, task, TRANSFORMER)
+
+
+def _filled(model, path: Path, task: str, kind: str):
+    """`model` with the weights of `path` and the training record beside it."""
     model.set_weights(_read_weights(path, model.get_weights()))
-    record = read_record(task, score) if path.with_suffix(".json").is_file() else {}
+    record = read_record(task, kind) if path.with_suffix(".json").is_file() else {}
     if "stats" in record:
         model.stats = _stats_from(record["stats"])
     return model
@@ -164,7 +204,7 @@ class CheckpointSummary:
     """One shipped checkpoint's numbers, read from its JSON record (no TensorFlow needed)."""
 
     task: str  # the task name
-    score: str  # "dot", "general" or "concat"
+    score: str  # "dot", "general", "concat" (a seq2seq model) or "transformer"
     exact_match: float  # on 1,000 fresh pairs (make_pairs seed TEST_SEED)
     char_accuracy: float  # on the same fresh pairs
     alignment: float  # alignment score on the same fresh pairs
@@ -178,7 +218,7 @@ def shipped_summaries() -> list[CheckpointSummary]:
     """The summary of every shipped checkpoint whose record exists, task by task."""
     rows = []
     for task in TASKS:
-        for score in SCORE_KINDS:
+        for score in KINDS:
             if not checkpoint_path(task, score, ".json").is_file():
                 continue
             record = read_record(task, score)

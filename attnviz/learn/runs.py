@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.learn.training import EpochReport, train
+from attnviz.learn.training import EpochReport, train, train_transformer
 
 TRAINING_SLOTS = threading.BoundedSemaphore(1)  # trainings running at once in this process
 _ACTIVE = threading.Event()  # set while some run trains (clear_session must wait for it)
@@ -32,16 +32,17 @@ class RunSnapshot:
     state: str  # one of STATES
     reports: tuple[EpochReport, ...]  # epoch 0 (untrained) first, then one per finished epoch
     epochs: int  # the epoch cap
-    model: Any = None  # the trained `Seq2SeqAttention` once state is "done" or "stopped"
+    model: Any = None  # the trained model once state is "done" or "stopped"
     error: str = ""  # why it failed, for the page
     seconds: float = 0.0  # since the run started training (0 while waiting)
 
 
 @dataclass
 class TrainingRun:
-    """One call of `train` in a background thread (use `TrainingRun.start`)."""
+    """One call of `train` (or `train_transformer`) in a background thread (use `start`)."""
 
-    kwargs: dict[str, Any]  # the arguments of `train`
+    kwargs: dict[str, Any]  # the arguments of the training function
+    transformer: bool = False  # train a TransformerTranslator (`train_transformer`)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _state: str = "waiting"
@@ -52,9 +53,10 @@ class TrainingRun:
     _thread: threading.Thread | None = None
 
     @classmethod
-    def start(cls, **kwargs: Any) -> TrainingRun:
-        """Start `train(**kwargs)` in a daemon thread (it first waits for a free slot)."""
-        run = cls(kwargs)
+    def start(cls, *, transformer: bool = False, **kwargs: Any) -> TrainingRun:
+        """Start `train(**kwargs)` (`train_transformer(**kwargs)` if `transformer`) in a daemon
+        thread; it first waits for a free slot."""
+        run = cls(kwargs, transformer)
         run._thread = threading.Thread(target=run._work, name="attnviz-train", daemon=True)
         run._thread.start()
         return run
@@ -100,7 +102,8 @@ class TrainingRun:
                 self._state, self._started = "training", time.perf_counter()
             _ACTIVE.set()
             try:
-                model = train(**self.kwargs, callback=self._on_epoch)
+                fit = train_transformer if self.transformer else train
+                model = fit(**self.kwargs, callback=self._on_epoch)
             except Exception as err:  # noqa: BLE001 - the page shows it; the server stays up
                 self._finish("failed", None, f"{type(err).__name__}: {err}")
             else:

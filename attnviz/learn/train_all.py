@@ -1,11 +1,12 @@
-"""Train and ship one model per task and score: `python -m attnviz.learn.train_all`.
+"""Train and ship one model per task and kind: `python -m attnviz.learn.train_all`.
 
-    python -m attnviz.learn.train_all [--seed 0] [--only dates/dot,reverse/concat]
+    python -m attnviz.learn.train_all [--seed 0] [--only dates/dot,reverse/transformer]
 
-For each task in `TASKS` and score in `SCORE_KINDS`, trains with the task's `RECIPES` entry
-(stopping early once every validation pair decodes exactly), evaluates the kept weights on
-1,000 fresh pairs (`make_pairs(task, 1000, TEST_SEED)`, a seed training never uses), and writes
-`assets/learn/<task>_<score>.npz` and `.json`. The same seed writes the same weights.
+For each task in `TASKS` and score in `SCORE_KINDS`, trains a seq2seq model with the task's
+`RECIPES` entry, and for each task in `TRANSFORMER_RECIPES` a Transformer (kind
+"transformer"), stopping early once every validation pair decodes exactly; evaluates the kept
+weights on 1,000 fresh pairs (`make_pairs(task, 1000, TEST_SEED)`, a seed training never uses),
+and writes `assets/learn/<task>_<kind>.npz` and `.json`. The same seed writes the same weights.
 Prints one line per model and a final table; exits with status 1 if a model misses the
 shipping bar (exact match >= 0.99 and alignment >= 0.9 on the fresh pairs).
 """
@@ -21,9 +22,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from attnviz.core.score_kinds import SCORE_KINDS  # noqa: E402
 from attnviz.learn.metrics import evaluate  # noqa: E402
-from attnviz.learn.pretrained import RECIPES, TEST_SEED, network_config, save_checkpoint  # noqa: E402
+from attnviz.learn.pretrained import (  # noqa: E402
+    RECIPES,
+    TEST_SEED,
+    TRANSFORMER,
+    TRANSFORMER_RECIPES,
+    network_config,
+    save_checkpoint,
+)
 from attnviz.learn.tasks import TASKS, make_pairs  # noqa: E402
-from attnviz.learn.training import EpochReport, train  # noqa: E402
+from attnviz.learn.training import EpochReport, train, train_transformer  # noqa: E402
 
 FRESH_PAIRS = 1000  # pairs each checkpoint is evaluated on
 BAR = {"exact_match": 0.99, "alignment": 0.9}  # the least a shipped checkpoint must score
@@ -34,16 +42,27 @@ def _stop_when_perfect(report: EpochReport) -> bool:
     return report.epoch > 0 and report.val_exact_match >= 1.0
 
 
+def _train(task: str, kind: str, seed: int):
+    """Train the model of `task` and `kind` by its recipe."""
+    if kind == TRANSFORMER:
+        recipe = TRANSFORMER_RECIPES[task]
+        sizes = recipe.network
+        return train_transformer(
+            task, seed=seed, callback=_stop_when_perfect, layers=sizes.layers, heads=sizes.heads,
+            d_model=sizes.d_model, d_ff=sizes.d_ff, time_limit=600.0, **recipe.train,
+        )  # fmt: skip
+    sizes = network_config(task, kind)
+    return train(
+        task, kind, seed=seed, callback=_stop_when_perfect, units=sizes.units,
+        embed_dim=sizes.embed_dim, attention_units=sizes.attention_units, time_limit=300.0,
+        **RECIPES[task].train,
+    )  # fmt: skip
+
+
 def train_one(task: str, score: str, seed: int) -> dict:
     """Train, evaluate on fresh pairs and save one checkpoint; return its table row."""
-    sizes = network_config(task, score)
-    recipe = RECIPES[task].train
     started = time.perf_counter()
-    model = train(
-        task, score, seed=seed, callback=_stop_when_perfect, units=sizes.units,
-        embed_dim=sizes.embed_dim, attention_units=sizes.attention_units, time_limit=300.0,
-        **recipe,
-    )  # fmt: skip
+    model = _train(task, score, seed)
     seconds = time.perf_counter() - started
     fresh = evaluate(model, make_pairs(task, FRESH_PAIRS, TEST_SEED))
     row = {
@@ -67,6 +86,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--only", default="", help="comma-separated task/score, e.g. dates/dot")
     args = parser.parse_args(argv)
     every = [(t, s) for t in TASKS for s in SCORE_KINDS]
+    every += [(t, TRANSFORMER) for t in TRANSFORMER_RECIPES]
     wanted = [tuple(x.strip().split("/")) for x in args.only.split(",") if x.strip()]
     unknown = [w for w in wanted if w not in every]
     if unknown:

@@ -1,4 +1,4 @@
-"""Train a `Seq2SeqAttention` with `keras.Model.fit`, reporting every epoch to a callback.
+"""Train a `Seq2SeqAttention` or `TransformerTranslator` with `fit`, reporting every epoch.
 
 Shape letters: N pairs, S source positions, T decoder steps, V target ids.
 
@@ -28,6 +28,7 @@ from attnviz.learn.metrics import alignment_score, char_accuracy
 from attnviz.learn.model import Seq2SeqAttention, Translation
 from attnviz.learn.network import NetworkConfig
 from attnviz.learn.tasks import draw_pairs, get_task, make_pairs
+from attnviz.learn.transformer import TransformerConfig, TransformerTranslator
 from attnviz.learn.vocab import Vocabulary
 
 MAX_EPOCHS = 200  # most epochs one run may ask for
@@ -99,6 +100,7 @@ class TrainingStats:
 
 
 Callback = Callable[[EpochReport], object]  # returns True to stop after this epoch
+Translator = Seq2SeqAttention | TransformerTranslator  # what `train` and `train_transformer` make
 
 
 class _Reporter(keras.callbacks.Callback):
@@ -107,7 +109,7 @@ class _Reporter(keras.callbacks.Callback):
 
     async_safe = True  # on_train_batch_end only sets `stop_training`: safe off the main thread
 
-    def __init__(self, translator: Seq2SeqAttention, val, probe: str, callback, limit: float):
+    def __init__(self, translator: Translator, val, probe: str, callback, limit: float):
         super().__init__()
         self.translator = translator
         self.val = val  # (sources, targets) of the validation pairs
@@ -213,20 +215,61 @@ def train(
     return _fit(model, settings, probe, callback, start)
 
 
-def training_arrays(model: Seq2SeqAttention, pairs) -> tuple[list, object, object]:
+def train_transformer(
+    task: str,
+    *,
+    epochs: int = 20,
+    seed: int = 0,
+    callback: Callback | None = None,
+    n_pairs: int = 10_000,
+    val_pairs: int = 256,
+    batch_size: int = 64,
+    learning_rate: float = 1e-3,
+    time_limit: float = 120.0,
+    layers: int = 2,
+    heads: int = 4,
+    d_model: int = 64,
+    d_ff: int = 128,
+    probe: str | None = None,
+) -> TransformerTranslator:
+    """Train a small encoder–decoder Transformer on `task` and return it (see `transformer`).
+
+    The same loop, reports, stopping and best-epoch rule as `train`; the score is always the
+    scaled dot product. `layers`, `heads`, `d_model`, `d_ff` are the sizes of
+    `TransformerConfig`; the other arguments are `train`'s.
+
+    Returns:
+        The trained `TransformerTranslator` with its `TrainingStats` in `.stats` (whose
+        `val_alignment` is its best cross-attention head's alignment score).
+
+    Raises:
+        ValueError: for an unknown task, out-of-range sizes, or a bad probe.
+    """
+    spec = get_task(task)
+    network = TransformerConfig(layers, heads, d_model, d_ff)  # checks them
+    settings = TrainConfig(epochs, n_pairs, val_pairs, batch_size, learning_rate, time_limit, seed)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"`callback` must be a function or None. Received: {describe(callback)}.")
+    probe = Vocabulary.of(spec).check_source(spec.example[0] if probe is None else probe, "probe")
+    start = time.perf_counter()
+    model = TransformerTranslator(task, network, seed)
+    return _fit(model, settings, probe, callback, start)
+
+
+def training_arrays(model: Translator, pairs) -> tuple[list, object, object]:
     """`([sources (N, S), decoder inputs (N, T)], targets (N, T), weights (N, T))` for `fit`."""
     sources = model.vocab.encode_sources([s for s, _ in pairs])  # (N, S)
     dec_in, dec_out, weights = model.vocab.encode_targets([t for _, t in pairs])  # (N, T) each
     return [sources, dec_in], dec_out, weights
 
 
-def compile_for_training(model: Seq2SeqAttention, learning_rate: float) -> keras.Model:
+def compile_for_training(model: Translator, learning_rate: float) -> keras.Model:
     """Compile the model's Keras trainer: Adam, cross-entropy on logits, weighted accuracy.
 
     No XLA (`jit_compile=False`): compiling the GRU loops costs more than it saves on a run
     of a few epochs on CPU.
     """
-    trainer = model.networks.trainer
+    trainer = model.trainer
     trainer.compile(
         optimizer=keras.optimizers.Adam(learning_rate),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -237,8 +280,8 @@ def compile_for_training(model: Seq2SeqAttention, learning_rate: float) -> keras
 
 
 def _fit(
-    model: Seq2SeqAttention, settings: TrainConfig, probe: str, callback, start: float
-) -> Seq2SeqAttention:
+    model: Translator, settings: TrainConfig, probe: str, callback, start: float
+) -> Translator:
     task = model.task.name
     x, y, weights = training_arrays(model, make_pairs(task, settings.n_pairs, settings.seed))
     val = draw_pairs(task, settings.val_pairs, f"{settings.seed}:validation")

@@ -59,7 +59,15 @@ def _score_control() -> str:
 
 def _learn_controls() -> tuple[str, bool]:
     """Learn mode: the score its model attends with, and whether it scales (off by default:
-    the shipped models do not). The source padding mask is always on; there are no others."""
+    the shipped models do not). The source padding mask is always on; there are no others.
+    The Transformer's score is fixed (scaled dot product), so it gets no score controls."""
+    architecture = st.session_state.get("learn_arch") or st.query_params.get("learn_arch")
+    if architecture == "Transformer":
+        st.sidebar.caption(
+            "The Transformer attends with Keras's MultiHeadAttention: scaled dot product, "
+            "padding never attended, the decoder's self-attention causal."
+        )
+        return "dot", True
     score = _score_control()
     scale = st.sidebar.toggle(
         "Scale by √D",

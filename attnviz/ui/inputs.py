@@ -77,7 +77,7 @@ def apply_preset(preset: Preset) -> None:
 
 def forget_learned_weights() -> None:
     """Back to weights drawn from the seed (a preset, or the button beside the caption)."""
-    for key in ("learned_params", "learned_from", "learned_labels"):
+    for key in ("learned_params", "learned_from", "learned_labels", "learned_note"):
         st.session_state.pop(key, None)
 
 
@@ -153,8 +153,8 @@ def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
         return problem
     left, right = st.columns([4, 1])
     left.caption(
-        f"Trained score weights from Learn: {plain(state.get('learned_from', ''))}. Q is the "
-        "decoder's state at that step, K = V the encoder's outputs."
+        f"Trained weights from Learn: {plain(state.get('learned_from', ''))}. "
+        f"{state.get('learned_note', '')}"
     )
     right.button("Use seeded weights", on_click=forget_learned_weights, key="forget_learned")
     rows, cols = state.get("learned_labels", ((), ()))

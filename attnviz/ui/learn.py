@@ -1,6 +1,8 @@
-"""Learn: attention that was learned. Pick a task, open a shipped model or train one and watch
-its attention align, translate your own text, compare the score functions, and open one decoder
-step in the Matrices explorer. Wiring and drawing only: the models are `attnviz.learn`'s.
+"""Learn: attention that was learned. Pick a task and a model (a GRU encoder–decoder with
+attention, or a small Transformer), open a shipped one or train one and watch its attention
+align, translate your own text, compare the score functions, look at every head of the
+Transformer, and open one decoder step or head in the Matrices explorer. Wiring and drawing
+only: the models are `attnviz.learn`'s.
 """
 
 from __future__ import annotations
@@ -15,33 +17,56 @@ from attnviz.core.settings import AttentionSettings
 from attnviz.drawing import figures
 from attnviz.drawing.curves import training_curves
 from attnviz.learn import TASKS, load_pretrained, make_pairs
+from attnviz.learn.pretrained import TRANSFORMER_RECIPES
 from attnviz.learn.runs import RunSnapshot, TrainingRun
 from attnviz.learn.tasks import get_task
-from attnviz.ui.controls import MODES
 from attnviz.ui.inputs import _parse
-from attnviz.ui.state import bound, kept, plain
+from attnviz.ui.model_view import model_view_panel
+from attnviz.ui.state import bound, plain
+from attnviz.ui.trained import (
+    char_labels,
+    open_in_explorer,
+    shipped_transformer,
+    task_text,
+    traced,
+)
 
+ARCHITECTURES = ("GRU + attention", "Transformer")  # Seq2SeqAttention, TransformerTranslator
 MODEL_SOURCES = ("Shipped", "Train")  # a checkpoint from assets/learn, or one trained here
 LEARN_VIEWS = ("Translate", "Compare scores", "One step in the explorer")
+TRANSFORMER_VIEWS = ("Translate", "Model view")
 EPOCHS = (1, 30, 6)  # (least, most, default) epochs of a run in the app
+TRANSFORMER_EPOCHS = 15  # default epochs of a Transformer run
 PAIRS = (500, 1_000, 2_000, 5_000, 10_000, 20_000)  # training pairs a run may draw
 DEFAULT_PAIRS = 10_000
 TIME_LIMIT = 90.0  # seconds of training at most per run in the app
-SPACE = "␣"  # how a space is labelled on the heatmaps' axes
 
 
 def learn_panel(settings: AttentionSettings) -> None:
     """The whole Learn mode."""
     task = _task_picker()
-    source = st.segmented_control(
-        "Model", MODEL_SOURCES, default="Shipped", required=True, **bound("learn_model")
-    )
-    panel = _training_panel if source == "Train" else _shipped_panel
-    model = panel(task, settings)
+    left, right = st.columns(2)
+    with left:
+        architecture = st.segmented_control(
+            "Model", ARCHITECTURES, default=ARCHITECTURES[0], required=True, **bound("learn_arch")
+        )
+    with right:
+        source = st.segmented_control(
+            "Weights", MODEL_SOURCES, default="Shipped", required=True, **bound("learn_model")
+        )
+    transformer = architecture == "Transformer"
+    if source == "Train":
+        model = _training_panel(task, settings, transformer)
+    else:
+        model = (_shipped_transformer_panel if transformer else _shipped_panel)(task, settings)
     if model is None:
         return
-    tabs = st.tabs(LEARN_VIEWS, key="learn_view", bind="query-params", on_change="rerun")
-    draws = (_translate_view, _compare_view, _explorer_view)
+    if transformer:
+        views, draws, key = TRANSFORMER_VIEWS, (_translate_view, _model_view), "learn_tview"
+    else:
+        draws = (_translate_view, _compare_view, _explorer_view)
+        views, key = LEARN_VIEWS, "learn_view"
+    tabs = st.tabs(views, key=key, bind="query-params", on_change="rerun")
     for tab, draw in zip(tabs, draws, strict=True):
         if tab.open:
             with tab:
@@ -85,22 +110,57 @@ def _shipped_panel(task: str, settings: AttentionSettings):
     return model
 
 
+def _shipped_transformer_panel(task: str, settings: AttentionSettings):
+    if task not in TRANSFORMER_RECIPES:
+        st.info(
+            f"No Transformer is shipped for this task: choose {' or '.join(TRANSFORMER_RECIPES)}, "
+            "or press Train to train one here.",
+            icon=":material/info:",
+        )
+        return None
+    model = _parse(lambda: shipped_transformer(task))
+    if model is None:
+        return None
+    _model_summary(model)
+    history = getattr(model.stats, "history", ())
+    if history:
+        st.plotly_chart(training_curves(history, title="How it was trained"), key="curves")
+    return model
+
+
 def _model_summary(model) -> None:
     s = model.stats
+    c = model.config
+    kind = (
+        f"Transformer: {c.layers} encoder and {c.layers} decoder layers × {c.heads} heads, "
+        f"d_model {c.d_model}, scaled dot product"
+        if hasattr(c, "heads")
+        else f"{s.score} score{' · scaled' if s.scale else ''}"
+    )
     st.caption(
-        f"{s.score} score{' · scaled' if s.scale else ''} · {s.parameters:,} parameters · "
+        f"{kind} · {s.parameters:,} parameters · "
         f"trained {s.epochs_run} epochs in {s.train_seconds:.0f} s on {s.n_pairs:,} pairs "
         f"(seed {s.seed}) · validation: {100 * s.val_char_accuracy:.2f} % characters, "
         f"{100 * s.val_exact_match:.2f} % exact, alignment score {s.val_alignment:.3f}"
     )
 
 
-def _training_panel(task: str, settings: AttentionSettings):
+def _training_panel(task: str, settings: AttentionSettings, transformer: bool = False):
     """Train button, live progress and the model this session trained last for these settings."""
-    key = (task, settings.score, settings.scale, settings.seed)  # one model per choice
+    if transformer:  # one model per choice; the Transformer's score is fixed
+        key = (task, "transformer", settings.seed)
+    else:
+        key = (task, settings.score, settings.scale, settings.seed)
     runs = st.session_state.setdefault("learn_runs", {})
     left, middle, right = st.columns([2, 2, 1])
-    epochs = int(left.slider("Epochs (at most)", *EPOCHS, **bound("learn_epochs")))
+    least, most, default = EPOCHS
+    epochs_key = "learn_tepochs" if transformer else "learn_epochs"
+    epochs = int(
+        left.slider(
+            "Epochs (at most)", least, most, TRANSFORMER_EPOCHS if transformer else default,
+            **bound(epochs_key),
+        )
+    )  # fmt: skip
     n_pairs = int(
         middle.select_slider(
             "Training pairs",
@@ -115,15 +175,12 @@ def _training_panel(task: str, settings: AttentionSettings):
     with right:
         st.write("")
         if st.button("Train", type="primary", disabled=busy, icon=":material/school:"):
-            run = TrainingRun.start(
-                task=task,
-                score=settings.score,
-                scale=settings.scale,
-                epochs=epochs,
-                n_pairs=n_pairs,
-                seed=settings.seed,
-                time_limit=TIME_LIMIT,
-            )
+            common = dict(task=task, epochs=epochs, n_pairs=n_pairs, seed=settings.seed)
+            if transformer:
+                run = TrainingRun.start(transformer=True, **common, time_limit=TIME_LIMIT)
+            else:
+                scoring = dict(score=settings.score, scale=settings.scale)
+                run = TrainingRun.start(**common, **scoring, time_limit=TIME_LIMIT)
             runs[key] = run
     st.caption(
         f"Trains on {n_pairs:,} pairs drawn from seed {settings.seed}, at most {epochs} epochs or "
@@ -207,10 +264,6 @@ def _probe_history(snapshot: RunSnapshot) -> None:
     )
 
 
-def _labels(tokens) -> list[str]:
-    return [SPACE if t == " " else t for t in tokens]
-
-
 def _attention_figure(translation, title: str):
     weights = np.asarray(translation.weights)
     if weights.size == 0:  # nothing decoded: one empty row keeps the figure drawable
@@ -219,38 +272,45 @@ def _attention_figure(translation, title: str):
         weights,
         kind="weights",
         title=title,
-        row_labels=_labels(translation.target_tokens) or ["(none)"],
-        col_labels=_labels(translation.source_tokens),
+        row_labels=char_labels(translation.target_tokens) or ["(none)"],
+        col_labels=char_labels(translation.source_tokens),
         row_title="output",
         col_title="input",
         annotate=False,
     )
 
 
-def _text_input(task: str) -> str:
-    spec = get_task(task)
-    key = f"learn_text_{task}"
-    st.session_state.setdefault(key, spec.example[0])
-    return st.text_input(
-        f"Your input ({spec.max_source_len} characters at most)",
-        **kept(key),
-    )
-
-
 def _translate_view(model, task: str) -> None:
-    text = _text_input(task)
+    text = task_text(task)
     translation = _parse(lambda: model.translate(text))
     if translation is None:
         return
     st.markdown(f"**Output:** `{plain(translation.output)}`" if translation.output else "")
+    heads = hasattr(model.config, "heads")
+    title = "Last layer's cross-attention, heads averaged" if heads else "Attention"
     st.plotly_chart(
-        _attention_figure(translation, "Attention: output × input"),
+        _attention_figure(translation, f"{title}: output × input"),
         key="translation",
     )
     st.caption(
         "Each row is one decoding step: the output character it produced and where the "
         "model looked in the input. Hover a cell for both characters and the weight."
+        + (" Every head of every layer is in the Model view." if heads else "")
     )
+
+
+def _model_view(model, task: str) -> None:
+    st.caption(
+        "Every layer and head of the three attentions in one forward pass: the encoder's "
+        "self-attention over your input, the decoder's masked self-attention over what it was "
+        "fed, and the encoder–decoder attention from each output character to the input."
+    )
+    text = task_text(task)
+    trace = traced(model, text)
+    if trace is None:
+        return
+    st.markdown(f"**Output:** `{plain(trace.translation.output)}`")
+    model_view_panel(trace, task)
 
 
 def _compare_view(model, task: str) -> None:
@@ -274,7 +334,7 @@ def _compare_view(model, task: str) -> None:
         },
         hide_index=True,
     )
-    text = _text_input(task)
+    text = task_text(task)
     columns = st.columns(len(models))
     for column, (score, other) in zip(columns, models.items(), strict=True):
         translation = _parse(lambda o=other: o.translate(text))
@@ -288,7 +348,7 @@ def _compare_view(model, task: str) -> None:
 
 
 def _explorer_view(model, task: str) -> None:
-    text = _text_input(task)
+    text = task_text(task)
     translation = _parse(lambda: model.translate(text))
     if translation is None or not translation.output:
         return
@@ -296,7 +356,7 @@ def _explorer_view(model, task: str) -> None:
     step = st.selectbox(
         "Decoder step",
         steps,
-        format_func=lambda i: f"step {i}: output {_labels(translation.target_tokens)[i]}",
+        format_func=lambda i: f"step {i}: output {char_labels(translation.target_tokens)[i]}",
         key="learn_step",
     )
     step = min(int(step or 0), steps[-1])
@@ -319,29 +379,20 @@ def _explorer_view(model, task: str) -> None:
     )
 
 
-def _matrix_text(array: np.ndarray) -> str:
-    """Rows of float32 numbers with 9 significant digits: parsed back, exactly the same."""
-    return "\n".join(" ".join(f"{x:.9g}" for x in row) for row in np.asarray(array, np.float32))
-
-
 def _open_in_explorer(inputs, task: str) -> None:
     """Fill the Matrices mode with this step (a button callback: runs before the next draw)."""
-    state = st.session_state
-    state["source"] = "type"
-    state["q_text"] = _matrix_text(inputs.query)
-    state["k_text"] = _matrix_text(inputs.keys)
-    state["v_text"] = _matrix_text(inputs.values)
-    state["learned_params"] = {name: np.asarray(w) for name, w in inputs.params.items()}
-    state["learned_labels"] = (  # the step's output character; the input characters
-        (_labels(inputs.target_tokens)[inputs.step],),
-        tuple(_labels(inputs.source_tokens)),
+    open_in_explorer(
+        inputs.query,
+        inputs.keys,
+        inputs.values,
+        params=inputs.params,
+        labels=(  # the step's output character; the input characters
+            (char_labels(inputs.target_tokens)[inputs.step],),
+            tuple(char_labels(inputs.source_tokens)),
+        ),
+        source=f"{get_task(task).title}, {inputs.score} score, step {inputs.step} "
+        f"(output {inputs.target_tokens[inputs.step]!r})",
+        note="Q is the decoder's state at that step, K = V the encoder's outputs.",
+        score=inputs.score,
+        scale=inputs.scale,
     )
-    state["learned_from"] = (
-        f"{get_task(task).title}, {inputs.score} score, step {inputs.step} "
-        f"(output {inputs.target_tokens[inputs.step]!r})"
-    )
-    for key in [k for k in state if str(k).startswith("pad_keys_")]:
-        state[key] = []
-    state.update(score=inputs.score, scale=inputs.scale, causal=False, window_on=False, seq=0)
-    state["mode"] = MODES["matrices"]
-    state["view"] = "Step by step"

@@ -39,11 +39,13 @@ INTROS = {
     "cross": "Encoder–decoder (cross) attention: queries come from the target sentence, keys "
     "and values from the source sentence.",
     "multihead": "Multi-head attention in the three ways a Transformer uses it: every head, "
-    "their average, and the concatenation through W_O.",
+    "their average, and the concatenation through W_O, with random weights or the weights of "
+    "a trained Transformer.",
     "decoder": "The Transformer decoder of the Keras tutorial: N stacked decoder layers, with "
-    "every layer's self- and cross-attention per head.",
-    "learn": "Attention that was learned: a GRU encoder–decoder with attention, trained on a "
-    "small task. Open a shipped model or train one and watch its attention align.",
+    "every layer's self- and cross-attention per head, random or trained.",
+    "learn": "Attention that was learned: a GRU encoder–decoder with attention or a small "
+    "Transformer, trained on a small task. Open a shipped model or train one and watch its "
+    "attention align; look at every head of the Transformer in the model view.",
 }
 
 

@@ -19,6 +19,7 @@ from attnviz.transformer.decoder import DecoderResult, run_decoder
 from attnviz.transformer.ways import ATTENTION_WAYS, compute_way
 from attnviz.ui.inputs import _parse, paired, sequence_selector
 from attnviz.ui.state import bound, kept
+from attnviz.ui.trained import char_labels, shipped_trace, weights_choice
 from attnviz.ui.views import line_view
 
 HEADS_PER_ROW = 4
@@ -67,8 +68,16 @@ def _way_inputs(way: str, seed: int):
     return encoded, heads
 
 
+TRAINED_WAYS = {  # way of attention -> the attention of a trained Transformer's forward pass
+    "bidirectional": "encoder self",
+    "causal": "decoder self",
+    "cross": "cross",
+}
+
+
 def multihead_panel(settings: AttentionSettings) -> None:
     """One multi-head attention block: the way of attention, every head, their average, W_O."""
+    task = weights_choice("mh_weights")
     way = st.radio(
         "Way of attention",
         list(ATTENTION_WAYS),
@@ -76,6 +85,9 @@ def multihead_panel(settings: AttentionSettings) -> None:
         captions=[way.title for way in ATTENTION_WAYS.values()],
         **bound("way"),
     )
+    if task is not None:
+        _trained_way(task, way)
+        return
     encoded, heads = _way_inputs(way, settings.seed)
     if any(e is None for e in encoded.values()):
         return
@@ -103,6 +115,23 @@ def multihead_panel(settings: AttentionSettings) -> None:
     rows = sides[chosen.queries_from].tokens[b]
     cols = sides[chosen.keys_from].tokens[b]
     _heads_view(result, b, rows, cols)
+
+
+def _trained_way(task: str, way: str) -> None:
+    """The way's attention in a forward pass of the Transformer trained on `task`."""
+    st.caption(
+        f"{ATTENTION_WAYS[way].where} All three ways come from the same forward pass of the "
+        "trained Transformer: its encoder self-attention, its decoder's masked self-attention "
+        "and its encoder–decoder attention (scaled dot product; padding is never attended)."
+    )
+    trace = shipped_trace(task)
+    if trace is None:
+        return
+    layers = trace.translation.cross.shape[0]
+    layer = int(st.selectbox("Layer", range(layers), **bound("mh_layer")) or 0)
+    attention = TRAINED_WAYS[way]
+    rows, cols = (char_labels(labels) for labels in trace.labels(attention))
+    _heads_view(trace.results[(attention, min(layer, layers - 1))], 0, rows, cols)
 
 
 def _heads_view(result, b: int, rows, cols) -> None:
@@ -182,6 +211,10 @@ def _run_decoder_cached(sizes: tuple[int, ...], seed: int, causal: bool):
 
 def decoder_panel(settings: AttentionSettings) -> None:
     """N stacked decoder layers, every layer's self- and cross-attention per head."""
+    task = weights_choice("dec_weights")
+    if task is not None:
+        _trained_decoder(task)
+        return
     st.caption(
         "Masked multi-head self-attention → Add & Norm → encoder–decoder attention → "
         "Add & Norm → feed-forward → Add & Norm, N times; dropout off at inference. "
@@ -211,22 +244,57 @@ def decoder_panel(settings: AttentionSettings) -> None:
     _decoder_attention(result, tokens)
 
 
-def _decoder_attention(result: DecoderResult, tokens: np.ndarray) -> None:
-    n = len(result.self_attention)
-    c1, c2, c3 = st.columns(3)
-    b = int(c1.number_input("Sequence", 0, tokens.shape[0] - 1, 0, **bound("dec_seq")))
-    layer = int(c2.number_input("Layer", 0, n - 1, 0, **bound("dec_layer")))
-    which = c3.radio(
+def _trained_decoder(task: str) -> None:
+    """The decoder of the Transformer trained on `task`, on the user's text."""
+    st.caption(
+        "The decoder layers of the seed tutorial (masked self-attention, encoder–decoder "
+        "attention, feed-forward, each + Add & Norm), trained with a matching encoder. Its "
+        "rows are the decoder's positions: each was fed the character before (<s> first) and "
+        "wrote the next one."
+    )
+    trace = shipped_trace(task)
+    if trace is None:
+        return
+    t = trace.translation
+    c1, c2 = st.columns(2)
+    layer = int(c1.number_input("Layer", 0, t.cross.shape[0] - 1, 0, **bound("dec_tlayer")))
+    which = _which_attention(c2)
+    fed = char_labels(trace.decoder_tokens)
+    if which == "self":
+        _decoder_heads(t.decoder_self[layer], None, fed, fed, layer, causal=True)
+    else:
+        rows = [f"{a}→{b}" for a, b in zip(fed, char_labels(trace.output_tokens), strict=True)]
+        _decoder_heads(t.cross[layer], None, rows, char_labels(trace.source_tokens), layer)
+
+
+def _which_attention(column) -> str:
+    return column.radio(
         "Attention",
         ["self", "cross"],
         horizontal=True,
         **bound("dec_which"),
         captions=["masked self-attention", "encoder–decoder attention"],
     )
+
+
+def _decoder_attention(result: DecoderResult, tokens: np.ndarray) -> None:
+    n = len(result.self_attention)
+    c1, c2, c3 = st.columns(3)
+    b = int(c1.number_input("Sequence", 0, tokens.shape[0] - 1, 0, **bound("dec_seq")))
+    layer = int(c2.number_input("Layer", 0, n - 1, 0, **bound("dec_layer")))
+    which = _which_attention(c3)
     weights = (result.self_attention if which == "self" else result.cross_attention)[layer][b]
     rows = [f"t{j}={tok}" for j, tok in enumerate(tokens[b])]
     cols = rows if which == "self" else [f"s{j}" for j in range(weights.shape[-1])]
     mask = (result.self_mask if which == "self" else result.cross_mask)[b]
+    _decoder_heads(weights, mask, rows, cols, layer)
+
+
+def _decoder_heads(weights, mask, rows, cols, layer: int, causal: bool = False) -> None:
+    """One decoder layer's heads `(H, T, ·)`; `mask` None = causal (self) or none (cross)."""
+    if mask is None:
+        t, s = weights.shape[-2:]
+        mask = np.tril(np.ones((t, s), dtype=bool)) if causal else np.ones((t, s), dtype=bool)
     head_grid(weights, mask, rows, cols, f"Layer {layer} · head {{head}}", "dec-head")
 
 

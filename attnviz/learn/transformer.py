@@ -1,0 +1,363 @@
+"""`TransformerTranslator`: a small encoder–decoder Transformer for one Learn task.
+
+Shape letters: N texts, S source positions (padded), T decoder positions, D model features,
+H heads, L layers (encoder and decoder have L each), V target vocabulary size.
+
+    source ids (N, S) -> TokenAndPositionEmbedding -> L x EncoderLayer -> enc (N, S, D)
+    decoder ids (N, T) -> TokenAndPositionEmbedding -> L x DecoderLayer(enc) -> (N, T, D)
+    -> Dense -> logits (N, T, V)
+
+The decoder layers are the seed tutorial's (`transformer.decoder_layers.DecoderLayer`), the
+encoder layers their match (`transformer.encoder_layers.EncoderLayer`); attention is
+`keras.layers.MultiHeadAttention` (scaled dot product, no biases). Masks: the encoder's and the
+cross-attention's keys skip source padding; the decoder's self-attention is causal and skips
+target padding. Decoder position t is fed `[start, c1, ..., c_{n}][t]` and predicts output
+character t (or the end token).
+
+Every attention call of a forward pass can be read (`trace`): the weights of every layer and
+head, the inputs each MultiHeadAttention got, and the layer's kernels, so each head can be
+recomputed by `multihead.compute_multihead` (tested equal). The model keeps its Keras layers and
+one `tf.function` of its own, so it survives `keras.backend.clear_session()`.
+
+Training, checkpoints and scores are shared with `Seq2SeqAttention`: `training.train_transformer`,
+`pretrained.load_transformer`, `metrics.alignment_score` (for a Transformer: its best
+cross-attention head's, see `metrics.head_alignment_scores`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, NamedTuple
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from attnviz.core.checks import check_choice, check_int, describe, read_only
+from attnviz.core.limits import MAX_HEADS
+from attnviz.heads.inspection import inspect
+from attnviz.learn.model import DECODE_CHUNK, Translation
+from attnviz.learn.tasks import Task, get_task
+from attnviz.learn.vocab import END, PAD, START, Vocabulary
+from attnviz.transformer.decoder_layers import DecoderLayer
+from attnviz.transformer.encoder_layers import EncoderLayer, TokenAndPositionEmbedding
+from attnviz.transformer.multihead import MultiHeadResult, _check_head_sizes, compute_multihead
+
+MAX_LAYERS = 6  # most encoder (and decoder) layers of a trained Transformer
+MAX_D_MODEL = 256  # most model features
+START_LABEL = "<s>"  # how the start token is labelled
+WAYS = ("encoder self", "decoder self", "cross")  # the three attentions of a forward pass
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """The sizes of a trained Transformer (the score is always the scaled dot product)."""
+
+    layers: int = 2  # L, encoder layers and decoder layers
+    heads: int = 4  # H per attention
+    d_model: int = 64  # D
+    d_ff: int = 128  # F, feed-forward hidden units
+    rate: float = 0.0  # dropout while training (none: the tasks have plenty of fresh pairs)
+
+    score: ClassVar[str] = "dot"  # what `TrainingStats` and the pages read as the score
+    scale: ClassVar[bool] = True  # MultiHeadAttention divides by sqrt(Dk)
+
+    def __post_init__(self) -> None:
+        check_int(self.layers, "layers", low=1, high=MAX_LAYERS)
+        check_int(self.heads, "heads", low=1, high=MAX_HEADS)
+        check_int(self.d_model, "d_model", low=1, high=MAX_D_MODEL)
+        if self.d_model % self.heads:
+            raise ValueError(
+                f"`d_model` must be divisible by `heads`, so each head gets d_model / heads "
+                f"features. Received: d_model={self.d_model}, heads={self.heads}."
+            )
+        _check_head_sizes(self.d_model, self.heads, None, None)
+        check_int(self.d_ff, "d_ff", low=1, high=4 * MAX_D_MODEL)
+        rate = self.rate
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:
+            raise ValueError(f"`rate` must be a number from 0 up to 1. Received: {describe(rate)}.")
+
+    @property
+    def d_k(self) -> int:
+        """Query/key (and value) features per head."""
+        return self.d_model // self.heads
+
+
+@dataclass(frozen=True)
+class TransformerTranslation(Translation):
+    """A greedy translation with every head of the run that produced it.
+
+    `weights` (from `Translation`) is the last layer's cross-attention averaged over the heads.
+    Decoder position t was fed `decoder_tokens[t]` and wrote `target_tokens[t]` (or the end).
+    """
+
+    encoder_self: np.ndarray = None  # (L, H, S, S) over the real source characters
+    decoder_self: np.ndarray = None  # (L, H, T, T), T = len(output) + 1 (the end step too)
+    cross: np.ndarray = None  # (L, H, T, S)
+    decoder_tokens: tuple[str, ...] = ()  # (T,) what each decoder position was fed
+
+
+@dataclass(frozen=True)
+class TransformerTrace:
+    """One forward pass of a translation, every attention call with what it was computed from."""
+
+    translation: TransformerTranslation
+    results: dict[tuple[str, int], MultiHeadResult]  # (way, layer) -> the heads, recomputed
+    source_tokens: tuple[str, ...]  # (S,) the keys of encoder self and cross attention
+    decoder_tokens: tuple[str, ...]  # (T,) what each decoder position was fed
+    output_tokens: tuple[str, ...]  # (T,) what each decoder position wrote ("</s>" = end)
+
+    def labels(self, way: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(row labels, column labels) of `way`'s weights."""
+        check_choice(way, "way", WAYS)
+        if way == "encoder self":
+            return self.source_tokens, self.source_tokens
+        if way == "decoder self":
+            return self.decoder_tokens, self.decoder_tokens
+        return self.output_tokens, self.source_tokens
+
+
+class _Run(NamedTuple):
+    """One network run of a batch, as numpy arrays."""
+
+    logits: np.ndarray  # (N, T, V)
+    encoder_self: np.ndarray  # (N, L, H, S, S)
+    decoder_self: np.ndarray  # (N, L, H, T, T)
+    cross: np.ndarray  # (N, L, H, T, S)
+
+
+class TransformerCore(keras.layers.Layer):
+    """Embeddings, L encoder layers, L decoder layers and the output projection."""
+
+    def __init__(self, config: TransformerConfig, vocab: Vocabulary, **kwargs: Any):
+        super().__init__(**kwargs)
+        c = config
+        sizes = (c.heads, c.d_k, c.d_k, c.d_model, c.d_ff, c.rate)
+        self.source_embedding = TokenAndPositionEmbedding(
+            vocab.max_source_len, vocab.source_size, c.d_model, name="source_embedding"
+        )
+        self.target_embedding = TokenAndPositionEmbedding(
+            vocab.target_steps, vocab.target_size, c.d_model, name="target_embedding"
+        )
+        n = range(c.layers)
+        self.encoder_layers = [EncoderLayer(*sizes, name=f"encoder_layer_{i}") for i in n]
+        self.decoder_layers = [DecoderLayer(*sizes, name=f"decoder_layer_{i}") for i in n]
+        self.logits = keras.layers.Dense(vocab.target_size, name="logits")
+
+    def call(self, source, decoder_inputs, training=False):
+        """`source (N, S)`, `decoder_inputs (N, T)` ids -> logits and the weights per layer."""
+        real_source = ops.not_equal(source, PAD)  # (N, S)
+        real_target = ops.not_equal(decoder_inputs, PAD)  # (N, T)
+        t = ops.shape(decoder_inputs)[1]
+        rows = ops.ones_like(source, dtype="bool")[:, :, None]  # (N, S, 1)
+        encoder_mask = ops.logical_and(rows, real_source[:, None, :])  # (N, S, S)
+        causal = ops.tril(ops.ones((t, t), dtype="bool"))  # (T, T): key j <= query i
+        self_mask = ops.logical_and(causal[None], real_target[:, None, :])  # (N, T, T)
+        cross_rows = ops.ones_like(decoder_inputs, dtype="bool")[:, :, None]  # (N, T, 1)
+        cross_mask = ops.logical_and(cross_rows, real_source[:, None, :])  # (N, T, S)
+        x = self.source_embedding(source)  # (N, S, D)
+        encoder_self = []
+        for layer in self.encoder_layers:
+            x, weights = layer(x, encoder_mask, training=training)  # (N, S, D), (N, H, S, S)
+            encoder_self.append(weights)
+        y = self.target_embedding(decoder_inputs)  # (N, T, D)
+        decoder_self, cross = [], []
+        for layer in self.decoder_layers:
+            y, self_w, cross_w = layer(y, x, self_mask, cross_mask, training=training)
+            decoder_self.append(self_w)  # (N, H, T, T)
+            cross.append(cross_w)  # (N, H, T, S)
+        stack = lambda ws: ops.stack(ws, axis=1)  # noqa: E731 - L x (N, H, ·, ·) -> (N, L, H, ·, ·)
+        return self.logits(y), stack(encoder_self), stack(decoder_self), stack(cross)
+
+
+class TransformerTranslator:
+    """A Transformer translator for one task, with greedy decoding and every head readable.
+
+    Args:
+        task: one of `TASKS`.
+        config: the sizes.
+        seed: seeds the initial weights (`keras.utils.set_random_seed`, which also reseeds
+            Python's, NumPy's and TensorFlow's global generators); None leaves the global
+            seeds alone (for weights that are loaded next).
+    """
+
+    def __init__(self, task: str, config: TransformerConfig, seed: int | None = 0) -> None:
+        self.task: Task = get_task(task)
+        self.vocab = Vocabulary.of(self.task)
+        self.config = config
+        self.stats: Any = None  # TrainingStats once trained or loaded
+        if seed is not None:
+            keras.utils.set_random_seed(seed)
+        source = keras.Input((self.vocab.max_source_len,), dtype="int32", name="source")
+        dec_in = keras.Input((self.vocab.target_steps,), dtype="int32", name="decoder_inputs")
+        self.core = TransformerCore(config, self.vocab, name="transformer")
+        logits, *_ = self.core(source, dec_in)
+        self.trainer = keras.Model([source, dec_in], logits, name="transformer_translator")
+        sources = tf.TensorSpec((None, self.vocab.max_source_len), tf.int32)  # (N, S)
+        steps = tf.TensorSpec((None, self.vocab.target_steps), tf.int32)  # (N, T)
+        self._run = tf.function(
+            lambda s, d: self.core(s, d, training=False), input_signature=[sources, steps]
+        )  # -> logits (N, T, V), encoder self, decoder self, cross (N, L, H, ·, ·)
+
+    @property
+    def parameter_count(self) -> int:
+        """How many trained numbers the model has (the fixed position tables left out)."""
+        return int(sum(np.prod(w.shape) for w in self.trainer.trainable_weights))
+
+    def get_weights(self) -> list[np.ndarray]:
+        """Every weight of the network, in a fixed order (copies)."""
+        return [np.array(w) for w in self.trainer.get_weights()]
+
+    def set_weights(self, weights: Sequence[np.ndarray]) -> None:
+        """Set every weight, in the order of `get_weights`."""
+        self.trainer.set_weights(list(weights))
+
+    def translate(self, text: str) -> TransformerTranslation:
+        """Translate `text` greedily; the result holds every head of the final run.
+
+        Raises:
+            ValueError: for a non-string, empty or too long text, or characters the task does
+                not know (the message names them and lists the allowed ones).
+        """
+        return self.translate_batch([text])[0]
+
+    def translate_batch(self, texts: Sequence[str]) -> list[TransformerTranslation]:
+        """`translate` for many texts at once (one network run per decoder step)."""
+        ids, run = self._decode(texts)
+        return [self._translation(text, ids[i], run, i) for i, text in enumerate(texts)]
+
+    def teacher_forced_cross(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """`(N, L, H, T, S)` cross-attention weights with the true targets fed to the decoder."""
+        sources = self.vocab.encode_sources([s for s, _ in pairs])  # (N, S)
+        dec_in, _, _ = self.vocab.encode_targets([t for _, t in pairs])  # (N, T)
+        chunks = [
+            self._run(sources[i : i + DECODE_CHUNK], dec_in[i : i + DECODE_CHUNK])[3].numpy()
+            for i in range(0, len(pairs), DECODE_CHUNK)
+        ]
+        return np.concatenate(chunks)  # (N, L, H, T, S)
+
+    def layer_params(self, way: str, layer: int) -> dict[str, np.ndarray]:
+        """The kernels of one attention, by the names `compute_multihead` takes.
+
+        Keras keeps `(D, H, Dk)` query/key/value kernels and an `(H, Dv, D)` output kernel;
+        `compute_multihead` takes W_Q/W_K/W_V `(H, D, Dk)` and W_O `(H·Dv, D)`.
+        """
+        attention = self._attention_layer(way, layer)
+        kernels = {
+            "W_Q": attention.query_dense.kernel,
+            "W_K": attention.key_dense.kernel,
+            "W_V": attention.value_dense.kernel,
+        }
+        params = {k: np.transpose(np.asarray(w), (1, 0, 2)) for k, w in kernels.items()}
+        out = np.asarray(attention.output_dense.kernel)  # (H, Dv, D)
+        params["W_O"] = out.reshape(-1, out.shape[-1])  # (H·Dv, D)
+        return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
+
+    def _attention_layer(self, way: str, layer: int) -> keras.layers.MultiHeadAttention:
+        check_choice(way, "way", WAYS)
+        check_int(layer, "layer", low=0, high=self.config.layers - 1)
+        if way == "encoder self":
+            return self.core.encoder_layers[layer].multihead_attention
+        decoder_layer = self.core.decoder_layers[layer]
+        if way == "decoder self":
+            return decoder_layer.multihead_attention1
+        return decoder_layer.multihead_attention2
+
+    def trace(self, text: str) -> TransformerTrace:
+        """Translate `text`, then rerun that forward pass recording every attention call, and
+        recompute each call's heads from its inputs and the layer's kernels.
+
+        The recomputed weights equal the layers' own (`results[...].weights` vs the
+        translation's arrays); the trace crops padding: S real source characters, T decoder
+        positions (the output and the end step).
+
+        Raises:
+            ValueError: as `translate`.
+        """
+        translation = self.translate(text)
+        s, t = len(text), len(translation.decoder_tokens)
+        source = self.vocab.encode_sources([text])  # (1, S_max)
+        dec_in = self._decoder_inputs(translation.output)  # (1, T_max)
+        run = inspect(self.trainer, [source, dec_in])
+        sizes = {"encoder self": (s, s), "decoder self": (t, t), "cross": (t, s)}
+        results = {}
+        for way in WAYS:
+            calls = [c for c in run.calls if _way_of(c.path) == way]
+            for layer, call in enumerate(calls):
+                rows, cols = sizes[way]
+                results[(way, layer)] = compute_multihead(
+                    call.inputs["query"][:, :rows],
+                    call.inputs["key"][:, :cols],
+                    call.inputs["value"][:, :cols],
+                    num_heads=self.config.heads,
+                    causal=way == "decoder self",
+                    params=self.layer_params(way, layer),
+                )
+        ends = (*translation.target_tokens, "</s>")
+        return TransformerTrace(
+            translation, results, translation.source_tokens, translation.decoder_tokens, ends
+        )
+
+    def _decoder_inputs(self, output: str) -> np.ndarray:
+        """`(1, T_max)` ids `[start, c1, ..., cn]` fed to the decoder for `output`."""
+        dec_in, _, _ = self.vocab.encode_targets([output])
+        return dec_in
+
+    def _translation(self, text: str, ids: np.ndarray, run: _Run, row: int):
+        output = self.vocab.decode_target(ids)
+        s, n = len(text), len(output)
+        t = min(n + 1, self.vocab.target_steps)  # the output's steps and the end step
+        cross = run.cross[row, :, :, :t, :s]  # (L, H, T, S)
+        return TransformerTranslation(
+            source=text,
+            output=output,
+            weights=read_only(cross[-1, :, :n].mean(axis=0)),  # (n, S) last layer, heads' mean
+            source_tokens=tuple(text),
+            target_tokens=tuple(output),
+            encoder_self=read_only(run.encoder_self[row, :, :, :s, :s].copy()),
+            decoder_self=read_only(run.decoder_self[row, :, :, :t, :t].copy()),
+            cross=read_only(cross.copy()),
+            decoder_tokens=(START_LABEL, *output)[:t],
+        )
+
+    def _decode(self, texts: Sequence[str]) -> tuple[np.ndarray, _Run]:
+        """Greedy decoding of `texts` (checked), `DECODE_CHUNK` texts per network run."""
+        if isinstance(texts, str) or not texts:
+            raise ValueError(
+                f"`texts` must be a non-empty list of strings. Received: {describe(texts)}."
+            )
+        sources = self.vocab.encode_sources(texts)  # (N, S), checks every text
+        parts = [
+            self._decode_chunk(sources[i : i + DECODE_CHUNK])
+            for i in range(0, len(texts), DECODE_CHUNK)
+        ]
+        ids = np.concatenate([p[0] for p in parts])
+        run = _Run(*(np.concatenate(arrays) for arrays in zip(*(p[1] for p in parts), strict=True)))
+        return ids, run
+
+    def _decode_chunk(self, sources: np.ndarray) -> tuple[np.ndarray, _Run]:
+        """Greedy decoding of `(N, S)` source ids, one network run per step."""
+        n, steps = len(sources), self.vocab.target_steps
+        dec_in = np.zeros((n, steps), dtype=np.int32)  # (N, T)
+        dec_in[:, 0] = START
+        ids = np.zeros((n, steps), dtype=np.int32)  # (N, T)
+        done = np.zeros(n, dtype=bool)
+        for t in range(steps):
+            outputs = self._run(sources, dec_in)
+            step_logits = outputs[0][:, t].numpy()  # (N, V)
+            step_logits[:, [PAD, START]] = -np.inf  # never predicted
+            ids[:, t] = np.where(done, PAD, step_logits.argmax(axis=-1))
+            done |= ids[:, t] == END
+            if done.all() or t + 1 == steps:
+                break
+            dec_in[:, t + 1] = np.where(done, PAD, ids[:, t])
+        return ids, _Run(*(np.asarray(o) for o in outputs))
+
+
+def _way_of(path: str) -> str:
+    """Which of `WAYS` an attention layer's path names."""
+    if "encoder_layer" in path:
+        return "encoder self"
+    return "decoder self" if path.endswith("self_attention") else "cross"
