@@ -21,7 +21,7 @@ from attnviz.learn.pretrained import TRANSFORMER_RECIPES
 from attnviz.learn.runs import RunSnapshot, TrainingRun
 from attnviz.learn.tasks import get_task
 from attnviz.ui.inputs import _parse
-from attnviz.ui.model_view import model_view_panel
+from attnviz.ui.model_view import HeadsView, model_view_panel
 from attnviz.ui.state import bound, plain
 from attnviz.ui.trained import (
     char_labels,
@@ -310,7 +310,7 @@ def _model_view(model, task: str) -> None:
     if trace is None:
         return
     st.markdown(f"**Output:** `{plain(trace.translation.output)}`")
-    model_view_panel(trace, task)
+    model_view_panel(HeadsView.of_trace(trace, task))
 
 
 def _compare_view(model, task: str) -> None:

@@ -1,41 +1,76 @@
-"""The model view of a trained Transformer: every layer × head of its three attentions, what
-each head does in numbers, attention rollout, and one head enlarged. Wiring and drawing only:
+"""The model view: every layer × head of a Transformer's attentions, what each head does in
+numbers, attention rollout, and one head enlarged. Drawn for a trained Transformer's forward
+pass (`HeadsView.of_trace`) and for the Decoder mode's decoder stack. Wiring and drawing only:
 summaries and rollout are `attnviz.heads`', the figures `attnviz.drawing`'s.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 
 import numpy as np
 import streamlit as st
 
 from attnviz.drawing import figures
-from attnviz.drawing.model_view import head_map, model_view
+from attnviz.drawing.model_view import CELL_MIN, GAP, head_map, model_view
 from attnviz.heads.rollout import ROLLOUT_TEX, attention_rollout
 from attnviz.heads.summaries import SUMMARY_LABELS, head_summaries, summary_table, top_heads
 from attnviz.learn.tasks import known_alignment
-from attnviz.learn.transformer import WAYS, TransformerTrace
+from attnviz.learn.transformer import TransformerTrace
+from attnviz.transformer.multihead import MultiHeadResult
 from attnviz.ui.state import bound
 from attnviz.ui.trained import char_labels, open_in_explorer
 from attnviz.ui.views import line_view
 
 WAY_TITLES = {
-    "encoder self": "Encoder self-attention (source × source)",
-    "decoder self": "Decoder masked self-attention (fed × fed)",
-    "cross": "Encoder–decoder attention (output × source)",
+    "encoder self": "Encoder self-attention",
+    "decoder self": "Decoder masked self-attention",
+    "cross": "Encoder–decoder attention",
 }
-ROW_TITLES = {"encoder self": "source", "decoder self": "fed in", "cross": "output"}
-COL_TITLES = {"encoder self": "source", "decoder self": "fed in", "cross": "source"}
+AXIS_TITLES = {  # way -> what a trained Transformer's rows and columns are
+    "encoder self": ("source", "source"),
+    "decoder self": ("fed in", "fed in"),
+    "cross": ("output", "source"),
+}
 HEAD_KEY = "mv_head"  # session key of the enlarged head: (way, layer, head)
 LOWER_IS_NOTABLE = ("entropy_bits", "mean_distance")  # sorted ascending: focused, local first
 GRID_PX = 480  # px the heads of one layer share in the grid, beside the summaries
+WIDE_GRID_PX = 860  # px when the heads do not fit beside the summaries (then they go below)
 
 
-def model_view_panel(trace: TransformerTrace, task: str) -> None:
-    """Every head of the trace's forward pass, summaries beside, rollout, one head enlarged."""
-    stacks = _stacks(trace)
-    n_layers, n_heads = stacks["cross"].shape[:2]
+@dataclass(frozen=True)
+class HeadsView:
+    """What the model view draws: some attentions of one forward pass, each `(L, H, T, S)`."""
+
+    stacks: dict[str, np.ndarray]  # way -> (L, H, T, S) weights, in drawing order
+    labels: dict[str, tuple[list[str], list[str]]]  # way -> (row labels, column labels)
+    spans: list | None = None  # cross rows' known source spans (for the alignment score)
+    results: dict[tuple[str, int], MultiHeadResult] | None = None  # (way, layer) -> the heads
+    # recomputed from their inputs, for the step-by-step explorer; None: not available
+    axis_titles: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(AXIS_TITLES))
+
+    @classmethod
+    def of_trace(cls, trace: TransformerTrace, task: str) -> HeadsView:
+        """All three attentions of a trained Transformer's forward pass."""
+        t = trace.translation
+        stacks = {"encoder self": t.encoder_self, "decoder self": t.decoder_self, "cross": t.cross}
+        labels = {way: tuple(char_labels(x) for x in trace.labels(way)) for way in stacks}
+        try:  # the end step has no span; a wrong output has no known alignment
+            spans = [*known_alignment(task, t.source, t.output), None]
+        except ValueError:
+            spans = None
+        return cls(stacks, labels, spans, trace.results)
+
+
+def _slug(way: str) -> str:
+    """A widget-key form of a way: "decoder self" -> "decoder-self"."""
+    return way.replace(" ", "-")
+
+
+def model_view_panel(view: HeadsView) -> None:
+    """Every head of every attention, summaries beside, rollout, one head enlarged."""
+    n_layers, n_heads = next(iter(view.stacks.values())).shape[:2]
     c1, c2 = st.columns([2, 1])
     field = c1.selectbox(
         "Sort and highlight heads by",
@@ -49,54 +84,47 @@ def model_view_panel(trace: TransformerTrace, task: str) -> None:
         "its weight. Orange outlines: the top heads by the chosen number. Click a square of a "
         "head map (or pick a head below) to enlarge that head."
     )
-    spans = _spans(trace, task)
-    for way in WAYS:
-        _way_section(trace, way, stacks[way], field, top, spans if way == "cross" else None)
-    _rollouts(trace, stacks)
-    _enlarged(trace, _best_aligned(stacks["cross"], spans))
+    for way, stack in view.stacks.items():
+        spans = view.spans if way == "cross" else None
+        _way_section(view, way, stack, field, top, spans)
+    _rollouts(view)
+    _enlarged(view, _best_aligned(view))
 
 
-def _stacks(trace: TransformerTrace) -> dict[str, np.ndarray]:
-    t = trace.translation
-    return {"encoder self": t.encoder_self, "decoder self": t.decoder_self, "cross": t.cross}
-
-
-def _spans(trace: TransformerTrace, task: str):
-    """Known source spans of the cross rows (the end step has none), or None if the output
-    is not a correct translation (no alignment is known for a wrong one)."""
-    t = trace.translation
-    try:
-        return [*known_alignment(task, t.source, t.output), None]
-    except ValueError:
-        return None
-
-
-def _way_section(trace, way: str, stack: np.ndarray, field: str, top: int, spans) -> None:
-    st.subheader(WAY_TITLES[way])
+def _way_section(view: HeadsView, way: str, stack: np.ndarray, field, top: int, spans) -> None:
+    row_title, col_title = view.axis_titles[way]
+    st.subheader(f"{WAY_TITLES[way]} ({row_title} × {col_title})")
     summaries = head_summaries(stack, spans=spans)
     descending = field not in LOWER_IS_NOTABLE
     usable = [s for s in summaries if getattr(s, field) is not None]
     notable = ()
     if usable:
         notable = top_heads(usable, field, min(top, len(usable)), descending=descending)
-    rows, cols = (char_labels(labels) for labels in trace.labels(way))
-    left, right = st.columns([3, 2])
-    with left:
+    rows, cols = view.labels[way]
+    n_heads = stack.shape[1]
+    beside = n_heads * (CELL_MIN + GAP) <= GRID_PX  # else the summaries go below the grid
+    grid_column, summary_column = st.columns([3, 2]) if beside else (st.container(), None)
+    with grid_column:
         mask = np.tril(np.ones(stack.shape[-2:], dtype=bool)) if way == "decoder self" else None
         st.plotly_chart(
             model_view(
-                stack, rows, cols, highlight=notable, row_title=ROW_TITLES[way],
-                col_title=COL_TITLES[way], blocked=None if mask is None else ~mask,
-                grid_width=GRID_PX,
+                stack, rows, cols, highlight=notable, row_title=row_title,
+                col_title=col_title, blocked=None if mask is None else ~mask,
+                grid_width=GRID_PX if beside else WIDE_GRID_PX,
             ),
-            key=f"mv-grid-{way}",
+            key=f"mv-grid-{_slug(way)}",
             width="content",
         )  # fmt: skip
-    with right:
+    if summary_column is None:
+        summary_column, table_column = st.columns(2)
+    else:
+        table_column = summary_column
+    with summary_column:
         _head_map(way, summary_table(summaries, field), SUMMARY_LABELS[field])
+    with table_column:
         _summary_table(summaries, field, descending)
     if way == "cross" and spans is None:
-        st.caption("No alignment score: the output is not a correct translation of the input.")
+        st.caption("No alignment score: there is no known alignment for this output.")
 
 
 def _head_map(way: str, table: np.ndarray, label: str) -> None:
@@ -104,7 +132,7 @@ def _head_map(way: str, table: np.ndarray, label: str) -> None:
     selected = chosen[1:] if chosen and chosen[0] == way else None
     st.plotly_chart(
         head_map(table, label=label, selected=selected),
-        key=f"mv-map-{way}",
+        key=f"mv-map-{_slug(way)}",
         on_select=functools.partial(_clicked, way, table.shape[1]),  # no args= on plotly_chart
         selection_mode="points",
     )
@@ -115,7 +143,7 @@ def _clicked(way: str, n_heads: int) -> None:
 
     The map's points run layer by layer, head by head, so point index = layer · H + head.
     """
-    event = st.session_state.get(f"mv-map-{way}") or {}
+    event = st.session_state.get(f"mv-map-{_slug(way)}") or {}
     points = event.get("selection", {}).get("points", [])
     index = points[0].get("point_index") if points else None
     if isinstance(index, int):
@@ -137,7 +165,8 @@ def _summary_table(summaries, field: str, descending: bool) -> None:
     st.dataframe(columns, hide_index=True, height=min(400, 38 + 35 * len(ordered)))
 
 
-def _rollouts(trace: TransformerTrace, stacks: dict[str, np.ndarray]) -> None:
+def _rollouts(view: HeadsView) -> None:
+    selves = [way for way in ("encoder self", "decoder self") if way in view.stacks]
     st.subheader("Attention rollout")
     st.caption(
         "Average the heads of each layer, add the residual connection as the identity, "
@@ -146,58 +175,69 @@ def _rollouts(trace: TransformerTrace, stacks: dict[str, np.ndarray]) -> None:
     )
     st.latex(ROLLOUT_TEX)
     columns = st.columns(2)
-    for column, way in zip(columns, ("encoder self", "decoder self"), strict=True):
-        rows, cols = (char_labels(labels) for labels in trace.labels(way))
-        rollout = attention_rollout(stacks[way]).rollout  # (T, T)
+    for column, way in zip(columns, selves, strict=False):
+        rows, cols = view.labels[way]
+        row_title, col_title = view.axis_titles[way]
+        rollout = attention_rollout(view.stacks[way]).rollout  # (T, T)
         with column:
             st.plotly_chart(
                 figures.heatmap(
                     rollout, kind="weights", title=f"Rollout of the {way}-attention",
-                    row_labels=rows, col_labels=cols, row_title=ROW_TITLES[way],
-                    col_title=COL_TITLES[way], annotate=False,
+                    row_labels=rows, col_labels=cols, row_title=row_title,
+                    col_title=col_title, annotate=False,
                 ),
-                key=f"mv-rollout-{way}",
+                key=f"mv-rollout-{_slug(way)}",
             )  # fmt: skip
 
 
-def _best_aligned(cross: np.ndarray, spans) -> tuple[str, int, int]:
+def _best_aligned(view: HeadsView) -> tuple[str, int, int]:
     """The cross-attention head with the highest alignment score (the last layer's head 0
     when no alignment is known): the head enlarged first."""
-    if spans is None:
+    cross = view.stacks["cross"]
+    if view.spans is None:
         return ("cross", cross.shape[0] - 1, 0)
-    best = top_heads(head_summaries(cross, spans=spans), "alignment", 1)[0]
+    best = top_heads(head_summaries(cross, spans=view.spans), "alignment", 1)[0]
     return ("cross", *best)
 
 
-def _head_options(trace: TransformerTrace) -> list[tuple[str, int, int]]:
-    n_layers, n_heads = trace.translation.cross.shape[:2]
-    return [(w, layer, h) for w in WAYS for layer in range(n_layers) for h in range(n_heads)]
+def _head_options(view: HeadsView) -> list[tuple[str, int, int]]:
+    return [
+        (way, layer, head)
+        for way, stack in view.stacks.items()
+        for layer in range(stack.shape[0])
+        for head in range(stack.shape[1])
+    ]
 
 
-def _enlarged(trace: TransformerTrace, default: tuple[str, int, int]) -> None:
+def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
     st.subheader("One head, enlarged")
-    options = _head_options(trace)
+    options = _head_options(view)
     if st.session_state.get(HEAD_KEY) not in options:
         st.session_state[HEAD_KEY] = default
     way, layer, head = st.selectbox(
         "Head", options, format_func=lambda o: f"{o[0]} · layer {o[1]} · head {o[2]}", key=HEAD_KEY
     )
-    result = trace.results[(way, layer)]
-    rows, cols = (char_labels(labels) for labels in trace.labels(way))
-    weights = result.weights[0, head]  # (T, S)
+    rows, cols = view.labels[way]
+    row_title, col_title = view.axis_titles[way]
+    weights = view.stacks[way][layer, head]  # (T, S)
+    blocked = (np.triu(np.ones(weights.shape, dtype=bool), 1) if way == "decoder self"
+               else np.zeros(weights.shape, dtype=bool))  # fmt: skip
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(
             figures.heatmap(
                 weights, kind="weights", title=f"{way} · layer {layer} · head {head}",
-                row_labels=rows, col_labels=cols, row_title=ROW_TITLES[way],
-                col_title=COL_TITLES[way], blocked=~result.mask[0] & (weights == 0),
+                row_labels=rows, col_labels=cols, row_title=row_title,
+                col_title=col_title, blocked=blocked & (weights == 0),
                 annotate=max(weights.shape) <= 12,
             ),
             key="mv-enlarged",
         )  # fmt: skip
     with right:
         line_view(weights, rows, cols)
+    if view.results is None:
+        return
+    result = view.results[(way, layer)]
     st.caption(
         f"Recomputed from the layer's inputs and trained kernels: Q, K and V of this head are "
         f"{weights.shape[0]} × {result.d_k}, {weights.shape[1]} × {result.d_k} and "
@@ -207,16 +247,16 @@ def _enlarged(trace: TransformerTrace, default: tuple[str, int, int]) -> None:
     st.button(
         "Open this head step by step in the Matrices explorer",
         on_click=_open_head,
-        args=(trace, way, layer, head),
+        args=(view, way, layer, head),
         type="primary",
         icon=":material/open_in_new:",
     )
 
 
-def _open_head(trace: TransformerTrace, way: str, layer: int, head: int) -> None:
+def _open_head(view: HeadsView, way: str, layer: int, head: int) -> None:
     """Open this head's Q, K and V in the Matrices explorer (a button callback)."""
-    result = trace.results[(way, layer)]
-    rows, cols = (char_labels(labels) for labels in trace.labels(way))
+    result = view.results[(way, layer)]
+    rows, cols = view.labels[way]
     open_in_explorer(
         result.query_heads[0, head],  # (T, Dk)
         result.key_heads[0, head],  # (S, Dk)

@@ -7,6 +7,7 @@ Two panels: `multihead_panel` (one multi-head attention block, the way chosen) a
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import streamlit as st
@@ -18,11 +19,13 @@ from attnviz.inputs.text import encode_sentences
 from attnviz.transformer.decoder import DecoderResult, run_decoder
 from attnviz.transformer.ways import ATTENTION_WAYS, compute_way
 from attnviz.ui.inputs import _parse, paired, sequence_selector
+from attnviz.ui.model_view import HeadsView, model_view_panel
 from attnviz.ui.state import bound, kept
 from attnviz.ui.trained import char_labels, shipped_trace, weights_choice
 from attnviz.ui.views import line_view
 
 HEADS_PER_ROW = 4
+DECODER_VIEWS = ("One layer", "Model view")  # one layer's heads, or every layer's at once
 DECODER_FIELDS = (  # (session key, label, default = the seed tutorial's size, min, max)
     ("dec_batch", "Batch", 64, 1, 64),  # the app's own bounds: a few seconds of CPU at most
     ("dec_t", "Target tokens T", 5, 1, 64),
@@ -241,7 +244,26 @@ def decoder_panel(settings: AttentionSettings) -> None:
         f"Decoder output shape: {tuple(result.output.shape)} "
         f"(batch, target tokens, d_model) · ran in {seconds:.2f} s"
     )
-    _decoder_attention(result, tokens)
+    if _decoder_view() == "Model view":
+        _decoder_model_view(result, tokens)
+    else:
+        _decoder_attention(result, tokens)
+
+
+def _decoder_model_view(result: DecoderResult, tokens: np.ndarray) -> None:
+    """Every layer × head of one sequence's self- and cross-attention."""
+    b = int(st.number_input("Sequence", 0, tokens.shape[0] - 1, 0, **bound("dec_seq")))
+    rows = [f"t{j}={tok}" for j, tok in enumerate(tokens[b])]
+    sources = [f"s{j}" for j in range(result.cross_attention[0].shape[-1])]
+    view = HeadsView(
+        stacks={
+            "decoder self": np.stack([w[b] for w in result.self_attention]),  # (N, H, T, T)
+            "cross": np.stack([w[b] for w in result.cross_attention]),  # (N, H, T, S)
+        },
+        labels={"decoder self": (rows, rows), "cross": (rows, sources)},
+        axis_titles={"decoder self": ("target", "target"), "cross": ("target", "source")},
+    )
+    model_view_panel(view)
 
 
 def _trained_decoder(task: str) -> None:
@@ -255,6 +277,11 @@ def _trained_decoder(task: str) -> None:
     trace = shipped_trace(task)
     if trace is None:
         return
+    if _decoder_view() == "Model view":
+        view = HeadsView.of_trace(trace, task)
+        decoder_only = {w: view.stacks[w] for w in ("decoder self", "cross")}
+        model_view_panel(replace(view, stacks=decoder_only))
+        return
     t = trace.translation
     c1, c2 = st.columns(2)
     layer = int(c1.number_input("Layer", 0, t.cross.shape[0] - 1, 0, **bound("dec_tlayer")))
@@ -265,6 +292,12 @@ def _trained_decoder(task: str) -> None:
     else:
         rows = [f"{a}→{b}" for a, b in zip(fed, char_labels(trace.output_tokens), strict=True)]
         _decoder_heads(t.cross[layer], None, rows, char_labels(trace.source_tokens), layer)
+
+
+def _decoder_view() -> str:
+    return st.segmented_control(
+        "View", DECODER_VIEWS, default=DECODER_VIEWS[0], required=True, **bound("dec_view")
+    )
 
 
 def _which_attention(column) -> str:
