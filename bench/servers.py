@@ -106,12 +106,19 @@ def config_flags(path: Path = ROOT / ".streamlit" / "config.toml") -> list[str]:
     return flags
 
 
+SCRIPTS = {  # server name -> (script, folder it runs from)
+    "attnviz": ("app.py", ROOT),
+    "floor": ("floor_app.py", BENCH),
+    "floor-model-view": ("floor_model_view.py", BENCH),
+}
+
+
 def start(name: str, port: int | None = None, env: dict[str, str] | None = None) -> Server:
-    """Launch the attnviz app (`name="attnviz"`, from the repository root) or the floor app
-    (`name="floor"`, from `bench/`) on `port` (default: a free one), with `env` added to the
-    environment; returns at once (see `wait_healthy`)."""
+    """Launch the attnviz app (`name="attnviz"`, from the repository root) or a floor app
+    (`name="floor"` or `"floor-model-view"`, from `bench/`; see `SCRIPTS`) on `port` (default: a
+    free one), with `env` added to the environment; returns at once (see `wait_healthy`)."""
     port = port or free_port()
-    script, cwd = ("app.py", ROOT) if name == "attnviz" else ("floor_app.py", BENCH)
+    script, cwd = SCRIPTS[name]
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     if name != "attnviz":

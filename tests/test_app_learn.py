@@ -92,13 +92,13 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     at.button[-1].click().run()
     ui.assert_ok(at)
     assert at.session_state["mode"] == "Matrices"
-    assert "Trained score weights from Learn" in ui.captions(at)
+    assert "Trained weights from Learn" in ui.captions(at)
     at.session_state["view"] = "Heatmaps"
     at.run()
     expected = model.translate(text).weights[3]
     np.testing.assert_allclose(ui.weights(at)[0], expected, atol=1e-5)
     at.button(key="forget_learned").click().run()  # back to weights drawn from the seed
-    assert "Trained score weights" not in ui.captions(at)
+    assert "Trained weights" not in ui.captions(at)
 
 
 def test_training_in_the_session_survives_reruns_and_clear_session():
@@ -120,3 +120,100 @@ def test_training_in_the_session_survives_reruns_and_clear_session():
     expected = snapshot.model.translate("abc")
     assert f"**Output:** `{expected.output}`" in [m.value for m in at.markdown]
     assert ui.chart(at, "Epoch 2: ")  # the probe after the last epoch
+
+
+# --- the Transformer -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    from attnviz.learn.pretrained import load_transformer
+
+    return load_transformer("dates")
+
+
+def test_the_shipped_transformer_translates_with_its_heads_averaged(transformer):
+    at = _open(learn_arch="Transformer")
+    example = get_task("dates").example[0]
+    expected = transformer.translate(example)
+    assert f"**Output:** `{expected.output}`" in [m.value for m in at.markdown]
+    title = "Heads' mean: output × input"
+    np.testing.assert_allclose(_weights(at, title), expected.weights, atol=1e-6)
+    assert "Transformer: 2 encoder and 2 decoder layers × 4 heads" in ui.captions(at)
+    assert "the last layer's cross-attention, averaged over its heads" in ui.captions(at)
+    assert not [r for r in at.sidebar.radio if r.key == "score"]  # the score is fixed
+    assert "scaled dot product" in "\n".join(c.value for c in at.sidebar.caption)
+
+
+def test_no_shipped_transformer_for_german_numbers_points_to_training():
+    at = _open(learn_arch="Transformer", task="german_numbers")
+    assert any("No Transformer is shipped for this task" in i.value for i in at.info)
+
+
+def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(transformer):
+    at = _open(learn_arch="Transformer", learn_tview="Model view")
+    trace = transformer.trace(get_task("dates").example[0])
+    t = trace.translation
+    grids = [s for s in ui.specs(at) if sum(d.get("coloraxis") == "coloraxis" for d in s["data"])]
+    assert len(grids) == 3  # encoder self, decoder self, cross
+    for grid, stack in zip(grids, (t.encoder_self, t.decoder_self, t.cross), strict=True):
+        values = [np.nan_to_num(ui.decode(d["z"]), nan=0.0) for d in grid["data"]
+                  if d.get("coloraxis") == "coloraxis"]  # fmt: skip
+        np.testing.assert_allclose(np.stack(values), stack.reshape(8, *stack.shape[2:]), atol=1e-6)
+    maps = [s for s in ui.specs(at) if s["data"][0].get("marker", {}).get("symbol") == "square"]
+    assert len(maps) == 3 and all(ui.decode(m["data"][0]["x"]).size == 8 for m in maps)
+    tables = [d.value for d in at.dataframe]
+    assert any("alignment score" in table.columns for table in tables)
+    # the enlarged head starts as the best-aligned cross head, and its weights are the trace's
+    from attnviz.heads.summaries import head_summaries, top_heads
+    from attnviz.learn.tasks import known_alignment
+
+    spans = [*known_alignment("dates", t.source, t.output), None]
+    best = top_heads(head_summaries(t.cross, spans=spans), "alignment", 1)[0]
+    assert at.selectbox(key="mv_head").value == ("cross", *best)
+    enlarged = np.nan_to_num(ui.values(at, f"cross · layer {best[0]} · head {best[1]}"), nan=0)
+    np.testing.assert_allclose(enlarged, t.cross[best], atol=1e-6)
+    assert ui.chart(at, "Rollout of the encoder self-attention")
+    assert ui.chart(at, "Rollout of the decoder self-attention")
+    at.selectbox(key="mv_head").set_value(("decoder self", 1, 2)).run()
+    ui.assert_ok(at)
+    blocked = ui.values(at, "decoder self · layer 1 · head 2")
+    np.testing.assert_allclose(np.nan_to_num(blocked, nan=0), t.decoder_self[1, 2], atol=1e-6)
+    assert np.isnan(blocked[np.triu_indices(11, 1)]).all()  # the future: drawn as masked
+    at.selectbox(key="mv_by").set_value("alignment").run()  # sort by alignment, best first
+    cross_table = next(d.value for d in at.dataframe if "alignment score" in d.value.columns)
+    scores = list(cross_table["alignment score"])
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transformer):
+    at = _open(learn_arch="Transformer", learn_tview="Model view")
+    at.selectbox(key="mv_head").set_value(("cross", 0, 1)).run()
+    next(b for b in at.button if "step by step" in b.label).click().run()
+    ui.assert_ok(at)
+    assert at.session_state["mode"] == "Matrices"
+    assert "Transformer, cross · layer 0 · head 1" in ui.captions(at)
+    at.session_state["view"] = "Heatmaps"
+    at.run()
+    expected = transformer.trace(get_task("dates").example[0]).translation.cross[0, 1]
+    np.testing.assert_allclose(ui.weights(at), expected, atol=1e-5)
+
+
+def test_a_transformer_trained_in_the_session_survives_reruns_and_clear_session():
+    import keras
+
+    params = dict(learn_arch="Transformer", learn_model="Train", task="reverse")
+    at = _open(**params, learn_tepochs="1", learn_pairs="500")
+    at.button[-1].click().run()  # Train
+    ui.assert_ok(at)
+    (run,) = at.session_state["learn_runs"].values()
+    snapshot = run.join(timeout=180)
+    assert snapshot.state == "done", snapshot
+    for _ in range(3):
+        keras.backend.clear_session()
+        at.run()
+    ui.assert_ok(at)
+    at.text_input(key="learn_text_reverse").set_value("abc").run()
+    expected = snapshot.model.translate("abc")
+    assert f"**Output:** `{expected.output}`" in [m.value for m in at.markdown]
+    assert ui.chart(at, "Epoch 1: ")  # the probe after the last epoch

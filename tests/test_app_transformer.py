@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import app_support as ui
 import numpy as np
 import pytest
@@ -167,3 +169,65 @@ def test_head_thumbnails_keep_their_labels_readable(heads):
         assert spec["data"][0]["showscale"] is False
         assert "text" not in spec["data"][0]
         assert layout["height"] - layout["margin"]["b"] - layout["margin"]["t"] < 200
+
+
+# --- trained weights -------------------------------------------------------------------------
+
+DATE = "Sunday, 22 November 2026"
+
+
+@pytest.fixture(scope="module")
+def dates_trace():
+    from attnviz.learn.pretrained import load_transformer
+
+    return load_transformer("dates").trace(DATE)
+
+
+@pytest.mark.parametrize(
+    ("way", "attention"),
+    [("bidirectional", "encoder self"), ("causal", "decoder self"), ("cross", "cross")],
+)
+def test_trained_weights_show_the_three_ways_of_one_forward_pass(dates_trace, way, attention):
+    at = _open("Multi-head", mh_weights="Trained on dates", way=way, mh_layer="1")
+    assert at.text_input(key="learn_text_dates").value == DATE
+    assert "translates it to: 2026-11-22" in ui.captions(at)
+    assert "scores × 1/√16" in ui.captions(at)
+    result = dates_trace.results[(attention, 1)]
+    heads = _heads(at)
+    assert len(heads) == 4
+    for head, expected in zip(heads, result.weights[0], strict=True):
+        np.testing.assert_allclose(head, expected, atol=1e-5)
+    output = ui.values(at, "Output = Concat")
+    np.testing.assert_allclose(output, result.output[0], atol=1e-4)
+    rows, cols = dates_trace.labels(attention)
+    spec = ui.chart(at, "Head 0 (enlarged)")
+    shown = ["␣" if c == " " else html.escape(c) for c in cols]  # "<s>" is drawn, not parsed
+    assert ui.ticks(spec, "x") == shown
+
+
+def test_trained_weights_keep_a_bad_input_and_say_why():
+    at = _open("Multi-head", mh_weights="Trained on reverse")
+    at.text_input(key="learn_text_reverse").set_value("ABC!").run()
+    assert not at.exception
+    assert any("does not know" in e for e in ui.errors(at)), ui.errors(at)
+    assert at.text_input(key="learn_text_reverse").value == "ABC!"
+
+
+def test_the_trained_decoder_shows_its_layers_heads(dates_trace):
+    at = _open("Decoder", dec_weights="Trained on dates", dec_which="cross", dec_tlayer="1")
+    heads = _heads(at, "Layer 1 · head ")
+    assert len(heads) == 4
+    for head, expected in zip(heads, dates_trace.translation.cross[1], strict=True):
+        np.testing.assert_allclose(head, expected, atol=1e-6)
+
+
+def test_the_decoder_model_view_draws_every_layer_and_head():
+    at = _open(
+        "Decoder", dec_view="Model view", dec_h="12", dec_dmodel="96", dec_n="6", dec_batch="1"
+    )
+    grids = [s for s in ui.specs(at) if s["layout"]["title"]["text"] == ""]
+    grids = [s for s in grids if sum(t.get("coloraxis") == "coloraxis" for t in s["data"]) > 1]
+    assert [sum(t.get("coloraxis") == "coloraxis" for t in s["data"]) for s in grids] == [72, 72]
+    assert at.selectbox(key="mv_head").value == ("cross", 5, 0)  # no alignment: last layer
+    assert ui.chart(at, "cross · layer 5 · head 0")
+    assert ui.chart(at, "Rollout of the decoder self-attention")

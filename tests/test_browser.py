@@ -306,3 +306,31 @@ def _probe_title(app: App, epoch: int) -> str:
     """The title of the probe heatmap after `epoch` ("" while it is not on the page)."""
     prefix = f"Epoch {epoch}: "
     return next((t for t in app.chart_titles() if t.startswith(prefix)), "")
+
+
+def test_model_view_click_on_a_head_enlarges_it(app: App):
+    # The shipped dates Transformer: every head of the three attentions. The enlarged head
+    # starts as the best-aligned cross head; clicking another square of the cross head map
+    # enlarges that head: its heatmap, title and weights.
+    app.open(f"{app.url}/?mode=Learn&learn_arch=Transformer&learn_tview=Model+view", charts=8)
+    first = poll(lambda: next((t for t in app.chart_titles() if t.startswith("cross · ")), None),
+                 "the enlarged head")  # fmt: skip
+    squares = app.page.locator(".st-key-mv-map-cross path.point")
+    poll(lambda: squares.count() == 8 or None, "the cross head map")
+    target = next(i for i in range(8) if f"layer {i // 4} · head {i % 4}" not in first)
+    square = squares.nth(target)
+    poll(lambda: _scrolled_to(square), "the head map in view")
+    box = square.bounding_box()
+    app.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    title = f"cross · layer {target // 4} · head {target % 4}"
+    poll(lambda: title in app.chart_titles() and app.idle(), f"{title} enlarged")
+    enlarged = np.array(app.weights(title), dtype=float)
+    grid = app.page.locator(".st-key-mv-grid-cross .js-plotly-plot")
+    thumbnail = grid.evaluate(
+        "(d, n) => d._fullData.filter(t => t.coloraxis === 'coloraxis')[n].z"
+        ".map(r => Array.from(r, x => Number.isFinite(x) ? x : 0))",
+        target,
+    )
+    assert np.allclose(enlarged, np.array(thumbnail, dtype=float), atol=1e-6)  # the same head
+    assert np.allclose(enlarged.sum(axis=1), 1, atol=1e-5)
+    assert app.exceptions() == 0 and app.errors == []

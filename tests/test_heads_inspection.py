@@ -124,6 +124,26 @@ def test_small_encoder_equals_the_layers_own_weights(encoder):
     _assert_unchanged(model, lambda: model(tokens), before)
 
 
+def test_each_call_keeps_its_inputs_so_a_head_can_be_recomputed(encoder):
+    model, tokens = encoder
+    call = inspect(model, tokens)["mha"]
+    embedded = np.asarray(model.get_layer("embed")(tokens))  # (B, T, D)
+    assert sorted(call.inputs) == ["key", "query", "value"]
+    for name in ("query", "key", "value"):  # called as mha(x, x): key defaults to the value
+        np.testing.assert_array_equal(call.inputs[name], embedded)
+        assert not call.inputs[name].flags.writeable
+    layer = model.get_layer("mha")
+    q = np.einsum("btd,dhk->bhtk", call.inputs["query"], np.asarray(layer.query_dense.kernel))
+    q += np.asarray(layer.query_dense.bias)[:, None]  # (H, Dk) per head
+    k = np.einsum("bsd,dhk->bhsk", call.inputs["key"], np.asarray(layer.key_dense.kernel))
+    k += np.asarray(layer.key_dense.bias)[:, None]
+    scores = np.where(call.mask[:, None], q @ k.transpose(0, 1, 3, 2) / 2.0, -np.inf)  # /√4
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    weights /= weights.sum(-1, keepdims=True)  # (B, H, T, S); NaN rows for padding queries
+    for b, real in enumerate(tokens != 0):  # the real query rows
+        np.testing.assert_allclose(call.weights[b][:, real], weights[b][:, real], atol=1e-5)
+
+
 def test_the_model_view_draws_an_inspection(encoder):
     model, tokens = encoder
     result = inspect(model, tokens)

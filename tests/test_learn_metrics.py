@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attnviz.learn.metrics import alignment_score, char_accuracy
+from attnviz.learn.metrics import alignment_score, char_accuracy, head_alignment_scores
 from attnviz.learn.tasks import get_task
 
 
@@ -67,3 +67,32 @@ def test_alignment_score_leaves_out_characters_without_a_span():
 def test_bad_pairs(pairs, match):
     with pytest.raises(ValueError, match=match):
         alignment_score(Fixed("reverse", np.zeros((1, 13, 12))), pairs)
+
+
+class FixedHeads:
+    """A stand-in Transformer: teacher-forced cross-attention `(N, L, H, T, S)` given by hand."""
+
+    def __init__(self, task: str, cross: np.ndarray) -> None:
+        self.task = get_task(task)
+        self.cross = cross
+
+    def teacher_forced_cross(self, pairs):
+        return self.cross
+
+
+def test_every_cross_head_is_scored_and_the_best_is_the_models_score():
+    # "abc" -> "cba": true columns 2, 1, 0. Head (0, 0) is right on all 3, (0, 1) on 1 of 3,
+    # (1, 0) on none, (1, 1) on 2 of 3.
+    looks = {(0, 0): [2, 1, 0, 0], (0, 1): [2, 0, 2, 0], (1, 0): [0, 0, 1, 0], (1, 1): [2, 1, 2, 0]}
+    cross = np.zeros((1, 2, 2, 4, 12), dtype=np.float32)
+    for (layer, head), columns in looks.items():
+        cross[0, layer, head] = _one_hot_rows(columns, 12)
+    model = FixedHeads("reverse", cross)
+    scores = head_alignment_scores(model, [("abc", "cba")])
+    np.testing.assert_allclose(scores, [[1.0, 1 / 3], [0.0, 2 / 3]])
+    assert alignment_score(model, [("abc", "cba")]) == 1.0
+
+
+def test_head_scores_need_a_model_with_heads():
+    with pytest.raises(ValueError, match="TransformerTranslator"):
+        head_alignment_scores(Fixed("reverse", np.zeros((1, 4, 12))), [("abc", "cba")])

@@ -1,4 +1,5 @@
-"""Tests for learn/pretrained.py: the nine shipped checkpoints, their records, bad files."""
+"""Tests for learn/pretrained.py: the shipped checkpoints (nine seq2seq models, two
+Transformers), their records, bad files."""
 
 import json
 
@@ -13,7 +14,8 @@ from attnviz.learn import (
     pretrained,
     shipped_summaries,
 )
-from attnviz.learn.metrics import evaluate
+from attnviz.learn.metrics import evaluate, head_alignment_scores
+from attnviz.learn.pretrained import load_transformer
 
 FRESH_SEED = 4242  # neither the training (0) nor the validation stream
 COMBOS = [
@@ -35,7 +37,7 @@ def test_shipped_checkpoints_translate_and_align_fresh_pairs(task, score):
 
 
 def test_records_are_plain_json_with_fresh_pair_numbers():
-    summaries = shipped_summaries()
+    summaries = [s for s in shipped_summaries() if s.score != "transformer"]
     assert {(s.task, s.score) for s in summaries} == set(COMBOS)
     for s in summaries:
         assert s.exact_match >= 0.99 and s.alignment >= 0.9 and 30_000 < s.parameters < 60_000
@@ -79,3 +81,38 @@ def test_alignment_score_is_in_range_for_a_shipped_model():
     model = load_pretrained("reverse", "general")
     score = alignment_score(model, make_pairs("reverse", 50, FRESH_SEED))
     assert 0.9 <= score <= 1.0
+
+
+@pytest.mark.parametrize("task", ["dates", "reverse"])
+def test_shipped_transformers_translate_fresh_pairs_and_a_cross_head_aligns(task):
+    weights = pretrained.checkpoint_path(task, "transformer")
+    assert weights.stat().st_size < 2_000_000
+    model = load_transformer(task)
+    pairs = make_pairs(task, 1000, FRESH_SEED)
+    result = evaluate(model, pairs)
+    assert result.exact_match >= 0.99, result
+    heads = head_alignment_scores(model, pairs[:300])  # (L, H)
+    assert heads.shape == (2, 4) and heads.max() >= 0.9, heads
+    assert result.alignment == pytest.approx(heads.max(), abs=0.03)  # the best head's
+    assert model.stats.task == task and model.stats.score == "dot" and model.stats.scale
+
+
+def test_transformer_records_and_summaries():
+    rows = {s.task: s for s in shipped_summaries() if s.score == "transformer"}
+    assert sorted(rows) == ["dates", "reverse"]
+    for row in rows.values():
+        assert row.exact_match >= 0.99 and row.alignment >= 0.9
+        assert 100_000 < row.parameters < 300_000
+    record = json.loads(pretrained.checkpoint_path("dates", "transformer", ".json").read_text())
+    assert record["network"] == {"layers": 2, "heads": 4, "d_model": 64, "d_ff": 128, "rate": 0.0}
+
+
+def test_only_tasks_with_a_recipe_have_a_shipped_transformer(monkeypatch, tmp_path):
+    with pytest.raises(ValueError, match="`task` must be one of"):
+        load_transformer("german_numbers")
+    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    with pytest.raises(MissingCheckpointError, match="dates_transformer.npz is missing"):
+        load_transformer("dates")
+    np.savez(tmp_path / "dates_transformer.npz", w000=np.zeros((3, 3), np.float32))
+    with pytest.raises(ValueError, match="does not fit the architecture"):
+        load_transformer("dates")

@@ -18,6 +18,15 @@ def test_a_run_reports_every_epoch_and_ends_with_its_model():
     assert not runs.training_active()
 
 
+def test_a_transformer_run_trains_the_transformer():
+    small = dict(task="reverse", n_pairs=200, val_pairs=20, layers=1, heads=2, d_model=8, d_ff=8)
+    run = TrainingRun.start(transformer=True, **small, epochs=1, seed=3)
+    snapshot = run.join(timeout=120)
+    assert snapshot.state == "done", snapshot.error
+    assert [r.epoch for r in snapshot.reports] == [0, 1]
+    assert snapshot.model.translate("abc").cross.shape[:2] == (1, 2)  # one layer, two heads
+
+
 def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
     run = TrainingRun.start(**TINY, epochs=50, seed=4)
     deadline = time.monotonic() + 120

@@ -10,7 +10,7 @@ from attnviz.learn import train
 from attnviz.learn.model import Seq2SeqAttention
 from attnviz.learn.network import NetworkConfig
 from attnviz.learn.tasks import get_task
-from attnviz.learn.training import _Reporter
+from attnviz.learn.training import _Reporter, train_transformer
 
 # A small model on a few hundred pairs: ~12k parameters, 2 epochs, ~6 s on 2 cores.
 CI_RUN = dict(
@@ -152,3 +152,31 @@ def test_bad_arguments_raise_before_training(kwargs, match):
     arguments = {"task": "dates", **kwargs}
     with pytest.raises(ValueError, match=match):
         train(**arguments)
+
+
+SMALL_TRANSFORMER = dict(
+    epochs=2, n_pairs=400, val_pairs=40, batch_size=32, layers=1, heads=2, d_model=16, d_ff=16,
+    learning_rate=0.005, seed=5,
+)  # fmt: skip
+
+
+def test_a_transformer_trains_with_the_same_loop_reports_and_determinism():
+    reports = []
+    model = train_transformer("reverse", callback=reports.append, **SMALL_TRANSFORMER)
+    assert [r.epoch for r in reports] == [0, 1, 2]
+    assert reports[-1].loss < 3.0 and reports[0].loss is None
+    probe = reports[-1].probe
+    assert probe.source == get_task("reverse").example[0] and probe.cross.shape[:2] == (1, 2)
+    stats = model.stats
+    assert (stats.score, stats.scale, stats.epochs_run) == ("dot", True, 2)
+    assert 0.0 <= stats.val_alignment <= 1.0 and stats.parameters == model.parameter_count
+    again = train_transformer("reverse", **SMALL_TRANSFORMER)
+    for a, b in zip(model.get_weights(), again.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bad_transformer_sizes_raise_before_training():
+    with pytest.raises(ValueError, match="divisible by `heads`"):
+        train_transformer("dates", heads=3)
+    with pytest.raises(ValueError, match="`probe`"):
+        train_transformer("dates", probe="§")

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from attnviz.drawing import figures
-from attnviz.drawing.model_view import model_view
+from attnviz.drawing.model_view import head_map, model_view
 
 ROOT = Path(__file__).parents[1]
 RNG = np.random.default_rng(8)
@@ -138,3 +138,44 @@ def test_drawing_and_head_maths_need_no_tensorflow():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_head_map_is_one_clickable_square_per_head():
+    table = np.array([[0.5, np.nan, 1.25], [2.0, 0.0, 3.5]])  # (L, H)
+    fig = head_map(table, label="entropy (bits)", titles=["enc 0", "<b>enc 1</b>"], selected=(1, 2))
+    (trace,) = fig.data
+    assert trace.type == "scatter" and trace.marker.symbol == "square"  # clicks select points
+    assert list(trace.x) == [0, 1, 2, 0, 1, 2] and list(trace.y) == [0, 0, 0, 1, 1, 1]
+    assert [list(p) for p in trace.customdata] == [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
+    assert list(trace.text) == ["0.50", "–", "1.25", "2.00", "0.00", "3.50"]
+    colors = np.asarray(trace.marker.color, dtype=float)
+    np.testing.assert_array_equal(colors[[0, 2, 3, 4, 5]], [0.5, 1.25, 2.0, 0.0, 3.5])
+    assert np.isnan(colors[1])
+    assert trace.hovertext[5] == "&lt;b&gt;enc 1&lt;/b&gt; · head 2"  # titles never render HTML
+    (outline,) = fig.layout.shapes
+    assert (outline.x0, outline.x1, outline.y0, outline.y1) == (1.5, 2.5, 0.5, 1.5)
+    assert list(fig.layout.yaxis.ticktext) == ["enc 0", "&lt;b&gt;enc 1&lt;/b&gt;"]
+
+
+@pytest.mark.parametrize(
+    ("table", "kwargs", "message"),
+    [
+        ([1, 2, 3], {}, "2-D array of numbers"),
+        ([["a", "b"]], {}, "2-D array of numbers"),
+        ([[1.0, 2.0]], {"selected": (0, 5)}, "selected head"),
+        ([[1.0, 2.0]], {"titles": ["a", "b"]}, "one title per layer"),
+    ],
+    ids=["1-d", "text", "selected", "titles"],
+)
+def test_head_map_bad_arguments(table, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        head_map(table, label="x", **kwargs)
+
+
+def test_grid_width_sets_the_cell_size():
+    weights = RNG.dirichlet(np.ones(4), size=(1, 4, 4))
+    narrow = model_view(weights, grid_width=480)
+    wide = model_view(weights, grid_width=1000)
+    assert narrow.layout.width < wide.layout.width
+    with pytest.raises(ValueError, match="grid_width"):
+        model_view(weights, grid_width=0)

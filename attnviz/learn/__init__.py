@@ -1,14 +1,17 @@
-"""Learned attention: small seq2seq translators whose attention was trained, not drawn.
+"""Learned attention: small translators whose attention was trained, not drawn.
 
 Three toy tasks with known alignments (`tasks`: dates -> ISO, reverse, German number words ->
 digits), a Luong-style bi-GRU encoder / GRU decoder that attends with attnviz's own
-`ScoredAttention` and score layers (`network`, `model`), training with `keras.Model.fit` and a
-per-epoch report (`training`), scores (`metrics`) and the shipped checkpoints (`pretrained`,
-`train_all`).
+`ScoredAttention` and score layers (`network`, `model`), a small encoder–decoder Transformer
+built on the seed tutorial's decoder layers (`transformer`), training with `keras.Model.fit`
+and a per-epoch report (`training`), scores (`metrics`) and the shipped checkpoints
+(`pretrained`, `train_all`).
 
-    from attnviz.learn import load_pretrained, make_pairs, alignment_score
+    from attnviz.learn import load_pretrained, load_transformer
     model = load_pretrained("dates", "dot")
     model.translate("Sunday, 22 November 2026").output      # "2026-11-22"
+    transformer = load_transformer("dates")
+    transformer.trace("22 nov 2026").results[("cross", 0)]  # every head, recomputed
 
 Names are imported on first use: `attnviz.learn.TASKS` and `make_pairs` do not import
 TensorFlow; the models do.
@@ -34,6 +37,13 @@ _HOMES = {  # public name -> the module that defines it
     "EpochReport": "attnviz.learn.training",
     "TrainingStats": "attnviz.learn.training",
     "train": "attnviz.learn.training",
+    "TransformerConfig": "attnviz.learn.transformer",
+    "TransformerTrace": "attnviz.learn.transformer",
+    "TransformerTranslation": "attnviz.learn.transformer",
+    "TransformerTranslator": "attnviz.learn.transformer",
+    "head_alignment_scores": "attnviz.learn.metrics",
+    "train_transformer": "attnviz.learn.training",
+    "load_transformer": "attnviz.learn.pretrained",
     "CheckpointSummary": "attnviz.learn.pretrained",
     "MissingCheckpointError": "attnviz.learn.pretrained",
     "load_pretrained": "attnviz.learn.pretrained",

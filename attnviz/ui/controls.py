@@ -118,6 +118,12 @@ def _scale_and_mask_value_controls() -> tuple[bool, str]:
             "Multi-head attention scores with the scaled dot product; the way of "
             "attention sets the masks."
         )
+        weights = st.session_state.get("mh_weights") or st.query_params.get("mh_weights", "")
+        if weights.startswith("Trained"):
+            side.caption(
+                "Trained weights: the Transformer's own attention (always scaled, padding "
+                "never attended); the two controls below apply to random weights."
+            )
     scale = side.toggle(
         "Scale by √Dk",
         **initial("scale", True),

@@ -287,7 +287,7 @@ def _translate_view(model, task: str) -> None:
         return
     st.markdown(f"**Output:** `{plain(translation.output)}`" if translation.output else "")
     heads = hasattr(model.config, "heads")
-    title = "Last layer's cross-attention, heads averaged" if heads else "Attention"
+    title = "Heads' mean" if heads else "Attention"
     st.plotly_chart(
         _attention_figure(translation, f"{title}: output × input"),
         key="translation",
@@ -295,7 +295,12 @@ def _translate_view(model, task: str) -> None:
     st.caption(
         "Each row is one decoding step: the output character it produced and where the "
         "model looked in the input. Hover a cell for both characters and the weight."
-        + (" Every head of every layer is in the Model view." if heads else "")
+        + (
+            " Here: the last layer's cross-attention, averaged over its heads; every head of "
+            "every layer is in the Model view."
+            if heads
+            else ""
+        )
     )
 
 

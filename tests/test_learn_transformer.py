@@ -1,0 +1,132 @@
+"""Tests for learn/transformer.py: the trained Transformer's translation, every head of its
+forward pass, the heads recomputed from their inputs, and bad input.
+
+Uses the shipped checkpoints (assets/learn/*_transformer.npz) and a tiny untrained model.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+from attnviz.learn.pretrained import load_transformer
+from attnviz.learn.transformer import (
+    WAYS,
+    TransformerConfig,
+    TransformerTranslator,
+)
+
+TEXT = "Sunday, 22 November 2026"
+
+
+@pytest.fixture(scope="module")
+def dates():
+    return load_transformer("dates")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return TransformerTranslator("reverse", TransformerConfig(layers=1, heads=2, d_model=8, d_ff=8))
+
+
+def test_translate_returns_the_iso_date_with_every_head(dates):
+    t = dates.translate(TEXT)
+    assert t.output == "2026-11-22"
+    assert t.encoder_self.shape == (2, 4, 24, 24)  # (L, H, S, S): real characters only
+    assert t.decoder_self.shape == (2, 4, 11, 11)  # 10 characters and the end step
+    assert t.cross.shape == (2, 4, 11, 24)
+    assert t.decoder_tokens == ("<s>", *"2026-11-22")  # what each decoder position was fed
+    assert t.weights.shape == (10, 24)  # one row per output character, like Seq2SeqAttention
+    np.testing.assert_allclose(t.weights, t.cross[-1, :, :10].mean(axis=0), atol=1e-7)
+    for array in (t.encoder_self, t.decoder_self, t.cross, t.weights):
+        assert not array.flags.writeable
+        np.testing.assert_allclose(array.sum(axis=-1), 1.0, atol=1e-5)
+
+
+def test_decoder_self_attention_is_causal_and_padding_is_never_attended(dates):
+    t = dates.translate("1/2/50")
+    assert (np.triu(t.decoder_self, k=1) == 0).all()  # no position sees a later one
+    full = dates.teacher_forced_cross([("1/2/50", "1950-02-01")])  # (1, L, H, T, S)
+    assert full.shape == (1, 2, 4, 11, 30)
+    assert (full[0, ..., 6:] == 0).all()  # 24 padding columns in every layer and head
+
+
+def test_the_trace_recomputes_every_head_from_its_inputs_and_kernels(dates):
+    trace = dates.trace(TEXT)
+    t = trace.translation
+    own = {"encoder self": t.encoder_self, "decoder self": t.decoder_self, "cross": t.cross}
+    assert sorted(trace.results) == sorted((w, layer) for w in WAYS for layer in range(2))
+    for (way, layer), result in trace.results.items():
+        np.testing.assert_allclose(result.weights[0], own[way][layer], atol=2e-6)
+        assert result.settings.scale and result.d_k == 16 and result.num_heads == 4
+        assert result.settings.causal == (way == "decoder self")
+    rows, cols = trace.labels("cross")
+    assert rows == (*"2026-11-22", "</s>") and cols == tuple(TEXT)
+    assert trace.labels("decoder self")[0] == ("<s>", *"2026-11-22")
+
+
+def test_layer_params_are_the_keras_kernels_in_compute_multihead_layout(dates):
+    params = dates.layer_params("cross", 1)
+    assert {k: v.shape for k, v in params.items()} == {
+        "W_Q": (4, 64, 16), "W_K": (4, 64, 16), "W_V": (4, 64, 16), "W_O": (64, 64),
+    }  # fmt: skip
+    layer = dates.core.decoder_layers[1].multihead_attention2
+    kernel = np.asarray(layer.query_dense.kernel)  # (D, H, Dk)
+    np.testing.assert_array_equal(params["W_Q"][2], kernel[:, 2, :])
+
+
+def test_batches_translate_as_single_texts(dates):
+    texts = [TEXT, "1/2/50", "NOV 22 26"]
+    batch = dates.translate_batch(texts)
+    for text, got in zip(texts, batch, strict=True):
+        alone = dates.translate(text)
+        assert got.output == alone.output
+        np.testing.assert_allclose(got.cross, alone.cross, atol=1e-5)
+
+
+def test_an_untrained_model_still_gives_proper_weights(tiny):
+    t = tiny.translate("abc")
+    assert t.encoder_self.shape == (1, 2, 3, 3)
+    np.testing.assert_allclose(t.cross.sum(axis=-1), 1.0, atol=1e-5)
+    trainable = tiny.trainer.trainable_weights
+    assert tiny.parameter_count == sum(int(np.prod(w.shape)) for w in trainable)
+
+
+def test_the_model_survives_keras_clear_session(dates):
+    before = dates.translate(TEXT)
+    keras.backend.clear_session()  # what Streamlit does after every script run
+    after = dates.translate(TEXT)
+    assert after.output == before.output
+    np.testing.assert_allclose(after.cross, before.cross, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [("22 nov 2026 §", "'§'"), ("", "empty"), ("x" * 31, "too long"), (42, "must be a string")],
+    ids=["unknown-character", "empty", "too-long", "not-a-string"],
+)
+def test_bad_input_says_what_is_wrong(dates, text, match):
+    with pytest.raises(ValueError, match=match):
+        dates.translate(text)
+    with pytest.raises(ValueError, match=match):
+        dates.trace(text)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(heads=3), "divisible by `heads`"),
+        (dict(layers=0), "`layers`"),
+        (dict(d_model=1024), "`d_model`"),
+        (dict(rate=1.0), "`rate`"),
+    ],
+)
+def test_bad_sizes_are_refused(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TransformerConfig(**kwargs)
+
+
+def test_unknown_ways_and_layers_are_refused(dates):
+    with pytest.raises(ValueError, match="way"):
+        dates.layer_params("sideways", 0)
+    with pytest.raises(ValueError, match="layer"):
+        dates.layer_params("cross", 2)
