@@ -1,14 +1,16 @@
 """attnviz benchmark: every figure beside its baseline, measured in the same run.
 
-    /work/venv/bin/python bench/benchmark.py [--quick] [--only backend,app,memory,load]
+    /work/venv/bin/python bench/benchmark.py [--quick] [--only backend,app,memory,load,...]
                                              [--sizes 16,256] [--skip-cold] [--through-nginx K]
 
 Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
 numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app), memory
-(server RSS over 500 reruns) and load (10, 30 and 60 sessions at once, each interacting every
-2–5 s; with --through-nginx K, through nginx in front of K replicas). Prints the machine, then
-one table per section, and saves everything printed to bench/results/latest.txt (quick runs:
-bench/results/quick.txt). Every server it starts is stopped at exit, also on Ctrl-C.
+(server RSS over 500 reruns), load (10, 30 and 60 sessions at once, each interacting every
+2–5 s; with --through-nginx K, through nginx in front of K replicas), figures, learn, and
+model_view (click a square of a head map → that head enlarged, at 2 × 4 and 6 × 12 heads, vs
+the floor app bench/floor_model_view.py). Prints the machine, then one table per section, and
+saves everything printed to bench/results/latest.txt (quick runs: bench/results/quick.txt).
+Every server it starts is stopped at exit, also on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import servers  # noqa: E402  (registers the clean-up at exit)
 from pages import CHROMIUM  # noqa: E402
 from report import SIZES, Figure, machine_lines, table  # noqa: E402
 
-SECTIONS = ("backend", "figures", "app", "memory", "load", "learn")
+SECTIONS = ("backend", "figures", "app", "memory", "load", "learn", "model_view")
 TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
     "app": "2. App in headless Chromium vs the floor app (bench/floor_app.py)",
@@ -36,6 +38,8 @@ TITLES = {
     "load": "4. Load: a classroom on one server, 10 / 30 / 60 sessions each with its own input",
     "figures": "1b. Figures: the 4,096² heatmap vs numpy pooling + a plain plotly heatmap",
     "learn": "5. Learn: training vs plain fit, time to 99 %, other sessions while one trains",
+    "model_view": "6. Model view: click a head → enlarged head repainted, vs the floor app "
+    "(bench/floor_model_view.py)",
 }
 
 
@@ -105,6 +109,10 @@ def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Fig
         import figure_bench
 
         return figure_bench.run
+    if section == "model_view":
+        import model_view_bench
+
+        return model_view_bench.run
     if section == "learn":
         import learn_app_bench
         import learn_bench

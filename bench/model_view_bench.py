@@ -124,11 +124,23 @@ NOW = "() => performance.timeOrigin + performance.now()"
 
 
 class StampedWatcher(RunWatcher):
-    """A `RunWatcher` that also notes when each successful run's end arrived (epoch seconds)."""
+    """A `RunWatcher` that also notes when each successful run's end arrived and each rerun
+    request left (epoch seconds, stamped in Python as Playwright reports the frames)."""
 
     def __init__(self, page: Any) -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
         self.ended: list[float] = []  # time.time() at each FINISHED_SUCCESSFULLY, in order
+        self.requested: list[float] = []  # time.time() at each rerun request sent
+        self._parse_back = BackMsg.FromString
         super().__init__(page)
+        page.on("websocket", lambda ws: ws.on("framesent", self._on_sent))
+
+    def _on_sent(self, payload: Any) -> None:
+        if not isinstance(payload, bytes | bytearray):
+            return
+        if self._parse_back(bytes(payload)).WhichOneof("type") == "rerun_script":
+            self.requested.append(time.time())
 
     def _on_frame(self, payload: Any) -> None:
         before = self.finished
@@ -171,15 +183,15 @@ async def _count(page: Any) -> tuple[int, int]:
     return charts, traces
 
 
-async def _click(shown: _Page, index: int, title: str) -> tuple[float, float, float]:
+async def _click(shown: _Page, index: int, title: str) -> tuple[float, float, float, float]:
     """Release the mouse over square `index` of the cross head map. Milliseconds from the
     release to the later of the enlarged head's repaint and the run's end; to the repaint;
-    to the run's end."""
+    to the run's end; to the page's rerun request."""
     page, watcher = shown.page, shown.watcher
     point = page.locator(MAP).nth(index)
     await point.scroll_into_view_if_needed()
     box = await point.bounding_box()
-    runs = watcher.finished + 1
+    runs, requests = watcher.finished + 1, len(watcher.requested)
     await page.evaluate(ARM)
     await page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     painted = await page.evaluate(WAIT_ENLARGED, {"title": title, "timeoutMs": TIMEOUT_S * 1000})
@@ -187,9 +199,12 @@ async def _click(shown: _Page, index: int, title: str) -> tuple[float, float, fl
         why = "no release was seen" if painted["ms"] == -2 else f"no repaint in {TIMEOUT_S} s"
         raise RuntimeError(f"square {index} on {page.url}: {why} (expected {title!r})")
     await watcher.wait_for(runs, TIMEOUT_S)
-    ended = watcher.ended[runs - 1] * 1000 + shown.offset_ms - painted["clickEpoch"]
+    ended, requested = (
+        stamp * 1000 + shown.offset_ms - painted["clickEpoch"]
+        for stamp in (watcher.ended[runs - 1], watcher.requested[requests])
+    )
     await settle(page, watcher, runs, TIMEOUT_S)
-    return max(painted["ms"], ended), painted["ms"], ended
+    return max(painted["ms"], ended), painted["ms"], ended, requested
 
 
 def _order(i: int) -> tuple[str, ...]:
@@ -197,8 +212,9 @@ def _order(i: int) -> tuple[str, ...]:
 
 
 async def _measure(browser: Any, apps: dict[str, servers.Server], size: Size, clicks: int):
-    """Timed clicks at one size, alternating apps: (both, repaint, run end) ms per click, the
-    heatmap counts after the warm-up and after the last click, and the runs seen, by app."""
+    """Timed clicks at one size, alternating apps: (both, repaint, run end, request) ms per
+    click (see `_click`), the heatmap counts after the warm-up and after the last click, and
+    the runs seen, by app."""
     shown: dict[str, _Page] = {}
     times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in APPS}
     counts: dict[str, list[tuple[int, int]]] = {name: [] for name in APPS}
@@ -225,8 +241,13 @@ async def _measure(browser: Any, apps: dict[str, servers.Server], size: Size, cl
     return times, counts, runs
 
 
+def _steps(medians: list[float]) -> str:
+    """The steps "request / run end / repaint ms" from [both, repaint, run end, request]."""
+    return f"{medians[3]:.0f} / {medians[2]:.0f} / {medians[1]:.0f} ms"
+
+
 def _figure(size: Size, times: dict, counts: dict, runs: dict) -> Figure:
-    medians = {name: [statistics.median(t[k] for t in times[name]) for k in range(3)]
+    medians = {name: [statistics.median(t[k] for t in times[name]) for k in range(4)]
                for name in APPS}  # fmt: skip
     ours, floor = medians["attnviz"][0], medians[APPS[1]][0]
     n = len(times["attnviz"])
@@ -242,10 +263,10 @@ def _figure(size: Size, times: dict, counts: dict, runs: dict) -> Figure:
     trouble = {name: r for name, r in runs.items() if r[1] or r[2]}
     note = (
         f"{warning}median of {n} clicks each (cross head map, two heads in turn), each to the "
-        f"later of the enlarged head's repaint and the run's end; medians repaint / run end: "
-        f"attnviz {medians['attnviz'][1]:.0f} / {medians['attnviz'][2]:.0f} ms, floor "
-        f"{medians[APPS[1]][1]:.0f} / {medians[APPS[1]][2]:.0f} ms (attnviz's run ended last "
-        f"in {later} of {n}); range {spread}; heatmap charts/traces: attnviz "
+        f"later of the enlarged head's repaint and the run's end; medians from the release to "
+        f"the rerun request / run end / repaint: attnviz {_steps(medians['attnviz'])}, floor "
+        f"{_steps(medians[APPS[1]])} (attnviz's run ended after its repaint in {later} of {n}); "
+        f"range {spread}; heatmap charts/traces: attnviz "
         f"{seen['attnviz']}, floor {seen[APPS[1]]}; target: within {TARGET}× the floor, which "
         "draws the same heatmaps but no summaries, tables, line view or other widgets"
         + (f"; runs not successful / tracebacks: {trouble}" if trouble else "")
