@@ -29,6 +29,11 @@ SHOTS = {  # file name: (URL query, page height)
     "multihead": ("?mode=Multi-head&way=causal", 1900),
     "decoder": ("?mode=Decoder", 1300),
 }
+MODEL_VIEW = "?mode=Learn&learn_arch=Transformer&learn_tview=Model+view&mv_by=alignment+score"
+CLIPS = {  # file name: (the heading the clip starts at, the heading it ends before, or px)
+    "model_view": ("Encoder–decoder attention (output × source)", "Attention rollout"),
+    "model_view_head": ("One head, enlarged", 640),
+}
 
 
 def take(base: str) -> None:
@@ -44,7 +49,26 @@ def take(base: str) -> None:
             time.sleep(2)  # let plotly finish its transitions
             page.screenshot(path=HERE / f"{name}.png")
             page.close()
+        _model_view_clips(browser, base)
         browser.close()
+
+
+def _model_view_clips(browser, base: str) -> None:
+    """Parts of the Learn Transformer's model view, clipped between headings."""
+    page = browser.new_page(viewport={"width": 1400, "height": 5200})
+    page.goto(base + "/" + MODEL_VIEW)
+    page.get_by_role("heading", name="One head, enlarged").wait_for(timeout=60_000)
+    page.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
+    time.sleep(2)
+    for name, (start, end) in CLIPS.items():
+        top = page.get_by_role("heading", name=start).bounding_box()["y"] - 10
+        if isinstance(end, str):
+            height = page.get_by_role("heading", name=end).bounding_box()["y"] - 10 - top
+        else:
+            height = end
+        clip = {"x": 290, "y": top, "width": 1090, "height": height}
+        page.screenshot(path=HERE / f"{name}.png", clip=clip)
+    page.close()
 
 
 if __name__ == "__main__":
