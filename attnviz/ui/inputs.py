@@ -40,17 +40,36 @@ CONTROL_DEFAULTS = {  # the sidebar controls' own defaults, which a preset start
 
 @dataclass(frozen=True)
 class Problem:
-    """The inputs of one attention computation, always with a batch axis."""
+    """The inputs of one attention computation, shaped as they were given: plain matrices for
+    one sequence, a leading batch axis B for a batch (typed 3-D, or sentences). The page never
+    adds or drops that axis: `compute_attention` does, once, and its messages speak of the
+    shapes the user gave."""
 
-    query: np.ndarray  # (B, T, Dq)
-    key: np.ndarray  # (B, S, Dk)
-    value: np.ndarray  # (B, S, Dv)
-    query_labels: tuple[tuple[str, ...], ...]  # (B, T) token or index of each query
-    key_labels: tuple[tuple[str, ...], ...]  # (B, S) token or index of each key
-    padding: np.ndarray | None  # (B, S) bool, True = real key; None = nothing marked
-    batched: bool  # the user gave a batch axis (or several sentences)
+    query: np.ndarray  # (T, Dq) or (B, T, Dq)
+    key: np.ndarray  # (S, Dk) or (B, S, Dk)
+    value: np.ndarray  # (S, Dv) or (B, S, Dv)
+    query_labels: tuple[tuple[str, ...], ...]  # (B, T) token or index of each query (B = 1
+    key_labels: tuple[tuple[str, ...], ...]  # (B, S) of each key             for a matrix)
+    padding: np.ndarray | None  # (S,) or (B, S) bool, True = real key; None = nothing marked
     item: int = 0  # the batch item the views draw: what the sequence selector returned
     params: dict[str, np.ndarray] | None = None  # learned score weights (from Learn), or None
+
+    @property
+    def batched(self) -> bool:
+        """True if the inputs carry a batch axis."""
+        return self.query.ndim == 3
+
+    @property
+    def batch(self) -> int:
+        """B, the number of sequences (1 for plain matrices)."""
+        return self.query.shape[0] if self.batched else 1
+
+    def sequence(self, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """`(query (T, Dq), key (S, Dk), value (S, Dv), padding (S,) or None)` of item `b`."""
+        arrays = (self.query, self.key, self.value, self.padding)
+        if not self.batched:
+            return arrays
+        return tuple(None if a is None else a[b] for a in arrays)
 
 
 def apply_preset(preset: Preset) -> None:
@@ -158,7 +177,7 @@ def matrix_panel(presets: dict[str, Preset]) -> Problem | None:
     )
     right.button("Use seeded weights", on_click=forget_learned_weights, key="forget_learned")
     rows, cols = state.get("learned_labels", ((), ()))
-    if (len(rows), len(cols)) == problem.query.shape[1:2] + problem.key.shape[1:2]:
+    if (len(rows), len(cols)) == (problem.query.shape[-2], problem.key.shape[-2]):
         problem = replace(problem, query_labels=(rows,), key_labels=(cols,))  # Q, K unchanged
     return replace(problem, params=learned)
 
@@ -247,8 +266,8 @@ def _matrix_problem(query, key, value) -> Problem | None:
         )
         return None
     batched = query.ndim == 3
-    q, k, v = (a if batched else a[None] for a in (query, key, value))  # (B, ·, ·)
-    if not q.shape[0] == k.shape[0] == v.shape[0] or k.shape[1] != v.shape[1]:
+    same_batch = not batched or query.shape[0] == key.shape[0] == value.shape[0]
+    if not same_batch or key.shape[-2] != value.shape[-2]:
         st.error(
             f"Shapes do not fit together: Q {query.shape}, K {key.shape}, V {value.shape}. "
             "K and V need the same number of rows (one value per key), and a batch needs "
@@ -256,16 +275,17 @@ def _matrix_problem(query, key, value) -> Problem | None:
             icon=":material/error:",
         )
         return None
-    batch, t, s = q.shape[0], q.shape[1], k.shape[1]
+    batch = query.shape[0] if batched else 1
+    t, s = query.shape[-2], key.shape[-2]
     item = sequence_selector(batch, "sequence")
+    padding = _padding_keys(batch, s, item)  # (B, S) or None
     return Problem(
-        q,
-        k,
-        v,
+        query,
+        key,
+        value,
         ((*map(str, range(t)),),) * batch,
         ((*map(str, range(s)),),) * batch,
-        _padding_keys(batch, s, item),
-        batched,
+        padding if padding is None or batched else padding[0],
         item,
     )
 
@@ -341,7 +361,6 @@ def sentence_panel(seed: int) -> Problem | None:
         enc.tokens,
         enc.tokens,
         enc.padding_mask,
-        batch > 1,
         item,
     )
 
@@ -390,6 +409,5 @@ def cross_panel(seed: int) -> Problem | None:
         tgt.tokens,
         src.tokens,
         src.padding_mask,
-        batch > 1,
         item,
     )

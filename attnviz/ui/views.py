@@ -28,14 +28,11 @@ CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", 
 def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
     """Run attention on the problem; show a ValueError as a message and return None."""
     padding = problem.padding if use_padding else None
-    arrays = (problem.query, problem.key, problem.value, padding)
-    if not problem.batched:  # messages then speak of the shapes the user typed
-        arrays = tuple(None if a is None else a[0] for a in arrays)
-    try:
-        query, key, value, padding = arrays
+    try:  # the problem's arrays as given: compute_attention handles a batch axis
         return compute_attention(
-            query, key, value, key_padding_mask=padding, params=problem.params, **asdict(settings)
-        )
+            problem.query, problem.key, problem.value, key_padding_mask=padding,
+            params=problem.params, **asdict(settings),
+        )  # fmt: skip
     except ValueError as err:
         st.error(
             plain(f"These inputs and settings do not fit together: {err}"), icon=":material/error:"
@@ -49,14 +46,15 @@ def results_panel(problem: Problem, settings: AttentionSettings, use_padding: bo
     if result is None:
         return
     b = problem.item
+    query, key, value, padding = problem.sequence(b)
     view = SequenceView(
         result.item(b),
-        problem.query[b],
-        problem.key[b],
-        problem.value[b],
+        query,
+        key,
+        value,
         problem.query_labels[b],
         problem.key_labels[b],
-        None if problem.padding is None else problem.padding[b],
+        padding,
     )
     _summary(problem, result, view)
     tabs = st.tabs(VIEWS, key="view", bind="query-params", on_change="rerun")
@@ -76,13 +74,13 @@ def results_panel(problem: Problem, settings: AttentionSettings, use_padding: bo
 
 def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> None:
     t, s = view.result.weights.shape
-    b = problem.query.shape[0]
+    b = problem.batch
     scale = (
         f"scores × 1/√{result.d_k} = {result.scale_factor:.6g}"
         if result.settings.scale
         else "no scaling"
     )
-    batch = f"batch of {b}, " if problem.batched else ""
+    batch = f"batch of {b}, " if b > 1 else ""
     st.caption(
         f"{batch}{t} queries × {s} keys · Dq {view.query.shape[1]}, Dk {result.d_k}, "
         f"Dv {view.value.shape[1]} · {result.settings.score} score · {scale}"
@@ -324,12 +322,10 @@ def download_view(view: SequenceView, problem: Problem, result: AttentionResult)
     )
 
     def whole() -> str:
-        q, k, v = (
-            a if problem.batched else a[0] for a in (problem.query, problem.key, problem.value)
-        )
         return result_to_json(
-            result, query=q, key=k, value=v, query_labels=view.rows, key_labels=view.cols
-        )
+            result, query=problem.query, key=problem.key, value=problem.value,
+            query_labels=view.rows, key_labels=view.cols,
+        )  # fmt: skip
 
     st.download_button(
         "Whole result (JSON)",
