@@ -12,16 +12,19 @@ Student i opens the app with its own random inputs (seed 1000·(i+1)), the sessi
 spread over 10 s; once all are in, each makes an interaction, waits for its run to end, thinks
 2–5 s, and so on for a fixed time. attnviz's students go round: causal toggle, a new seed of their
 own, a preset (one-hot queries or identical keys), back to random inputs, causal, seed, the
-Sentences mode, a sentence of their own (with a token only they use), back to Matrices. The
-floor app has only the toggle and the seed, so its students alternate those two.
+Sentences mode, a sentence of their own (with a token only they use), the Learn mode (the
+shipped dates model translates its example), a date of their own translated (a year only they
+use), back to Matrices. The floor app has only the toggle and the seed, so its students
+alternate those two.
 
 - Latency: from sending the rerun request to the arrival of the run's `script_finished`.
 - Checked on every run, from the messages the server sent: it ended normally, with no traceback
   or error box; with random inputs, "Raw scores" is Q Kᵀ of the student's seed and "Attention
   weights" its softmax, causal or not as the student's clicks say (numpy); after the sentence,
-  the student's token is in the charts.
-- Leaks: a "Raw scores" matrix of another student's seed, or another student's token, in any
-  message a session receives.
+  the student's token is in the charts; in Learn, the decoded output is the ISO date of what the
+  student typed (or of the example).
+- Leaks: a "Raw scores" matrix of another student's seed, another student's token, or another
+  student's date as the decoded output, in any message a session receives.
 
 Each level runs against attnviz, then against the floor app, in the same run. With
 `through_nginx=K`, each app runs as K replicas behind nginx (`deploy/cluster.py`), and each
@@ -56,9 +59,14 @@ TARGET_SESSIONS, TARGET_P95_MS = 60, 1000.0
 TOLERANCE = 2e-3  # |Q Kᵀ| ~ 16; TensorFlow and numpy float32 agree to ~1e-5
 PRESETS = ("One-hot queries: sharp attention", "Identical keys: uniform attention")  # no mask
 SENTENCES = "Sentences, one per line (shorter ones are padded with <pad>)"
+LEARN_INPUT = "Your input (30 characters at most)"  # the dates task's text input
+EXAMPLE_OUTPUT = "2026-11-22"  # the dates example's ISO date, shown when Learn opens
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December")  # fmt: skip
+_OUTPUT = re.compile(r"\*\*Output:\*\* `([^`]*)`")
 CYCLES = {
     "attnviz": ("causal", "seed", "preset", "random", "causal", "seed", "sentences", "sentence",
-                "matrices"),
+                "learn", "translate", "matrices"),
     "floor": ("causal", "seed"),
 }  # fmt: skip
 _TOKEN = re.compile(rb"[^A-Za-z0-9+/=]zq([a-z]{2})[^A-Za-z0-9+/=]")  # never inside base64 data
@@ -67,6 +75,12 @@ _TOKEN = re.compile(rb"[^A-Za-z0-9+/=]zq([a-z]{2})[^A-Za-z0-9+/=]")  # never ins
 def token_of(user: int) -> str:
     """The word only student `user` types: zq + two letters."""
     return "zq" + chr(97 + user // 26) + chr(97 + user % 26)
+
+
+def date_of(user: int) -> tuple[str, str]:
+    """The date student `user` types (a year only they use) and its ISO form."""
+    year, month, day = 1950 + user % 100, 1 + user % 12, 1 + user % 28
+    return f"{day} {MONTHS[month - 1]} {year}", f"{year}-{month:02d}-{day:02d}"
 
 
 def seed_of(user: int, step: int) -> int:
@@ -136,7 +150,8 @@ class Student:
     causal: bool = False
     random_source: bool = True  # False after a preset, until "Random" is chosen again
     sentences: bool = False  # in the Sentences mode
-    typed: bool = False  # typed its own sentence there
+    typed: bool = False  # typed its own sentence there (or its date, in Learn)
+    learn: bool = False  # in the Learn mode
     steps: int = 0  # seeds changed so far
 
 
@@ -198,20 +213,38 @@ def _tokens(messages: list[Any]) -> set[str]:
     }
 
 
+def _outputs(messages: list[Any]) -> list[str]:
+    """The decoded outputs ("**Output:** `…`") Learn showed among `messages`."""
+    return [
+        m.group(1)
+        for kind, element in _elements(messages)
+        if kind == "markdown"
+        for m in [_OUTPUT.search(element.markdown.body)]
+        if m
+    ]
+
+
 def _leaks(student: Student, messages: list[Any], charts: dict, seeds: Seeds) -> list[str]:
-    """Another student's matrix or token in what this student received."""
+    """Another student's matrix, token or date in what this student received."""
     owner = seeds.owner(charts["Raw scores"]) if "Raw scores" in charts else None
     found = (
         [f"student {student.user} got student {owner}'s Q Kᵀ"]
         if owner not in (None, student.user)
         else []
     )
+    for output in _outputs(messages):
+        if output not in (date_of(student.user)[1], EXAMPLE_OUTPUT):
+            found.append(f"student {student.user} got the output {output}")
     others = _tokens(messages) - {token_of(student.user)[2:]}
     return found + [f"student {student.user} got token zq{t}" for t in sorted(others)]
 
 
 def _wrong(student: Student, messages: list[Any], charts: dict[str, np.ndarray]) -> str | None:
     """Why the run is not what the student asked for, or None."""
+    if student.learn:
+        expected = date_of(student.user)[1] if student.typed else EXAMPLE_OUTPUT
+        outputs = _outputs(messages)
+        return None if outputs == [expected] else f"Learn showed {outputs}, not {expected}"
     if student.sentences:
         mine = token_of(student.user)[2:] in _tokens(messages)
         return "the student's sentence is not in the charts" if student.typed and not mine else None
@@ -249,13 +282,17 @@ def _change(student: Student, action: str, seeds: Seeds) -> Any:
         s.typed = True
         text = f"Student {token_of(s.user)} asks why attention looks back."
         return WidgetState(id=session.widgets[SENTENCES], string_value=text)
+    if action == "translate":
+        s.typed = True
+        return WidgetState(id=session.widgets[LEARN_INPUT], string_value=date_of(s.user)[0])
     label, group, key = {"random": ("Random", "Q, K, V from", "source"),
                          "sentences": ("Sentences", "Input", "mode"),
+                         "learn": ("Learn", "Input", "mode"),
                          "matrices": ("Matrices", "Input", "mode")}[action]  # fmt: skip
     if action == "random":
         s.random_source = True
     else:
-        s.sentences, s.typed = action == "sentences", False
+        s.sentences, s.learn, s.typed = action == "sentences", action == "learn", False
     session.set_param(key, label)
     state = WidgetState(id=session.widgets[group])
     state.string_array_value.data.append(label)

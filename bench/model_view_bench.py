@@ -14,21 +14,22 @@ Two sizes, each page in its own browser context, both apps' servers running side
 A click: the mouse is released over a square of the `cross` head map (a plotly scatter point,
 `.st-key-mv-map-cross path.point`, index layer · H + head), alternating between layer 0 ·
 head 1 and the last layer's last head, so every click changes the enlarged head. The time runs
-from the release (stamped in the page by a capturing `pointerup` listener) to the later of two
-ends: the first animation frame in which the `mv-enlarged` chart's title reads the new head
+from the release (stamped by a capturing `pointerup` listener) to the later of two ends: the
+first animation frame in which the `mv-enlarged` chart's title reads the new head
 ("cross · layer <l> · head <h>") with its heatmap image drawn, and the arrival of the run's
-`script_finished` message on the page's websocket (stamped in Python, moved onto the page's
-clock by an offset measured with round trips). The page must then be idle before the next
-click. One untimed warm-up click per page, then clicks alternate between the apps (the order
-swaps every round). The heatmap charts and traces on each page are counted after the warm-up
-and after the last click and printed: the floor must draw as many as attnviz.
+successful `script_finished` message on the page's websocket. All three are stamped in the
+page (`performance.now()`; the websocket's messages by a wrapper installed before the page's
+scripts, `STAMP_RUNS`), so Playwright's round trips are not counted; the note also gives the
+time to the page's rerun request. The page must then be idle before the next click. One
+untimed warm-up click per page, then clicks alternate between the apps (the order swaps every
+round). The heatmap charts and traces on each page are counted after the warm-up and after the
+last click and printed: the floor must draw as many as attnviz.
 """
 
 from __future__ import annotations
 
 import asyncio
 import statistics
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,9 +82,54 @@ ARM = """() => {
   }, {capture: true, once: true});
 }"""
 
-# Resolve with {ms, clickEpoch}: the milliseconds from the stamped release to the first
-# animation frame in which the enlarged chart's title is `title` and its heatmap is drawn, and
-# the release in epoch milliseconds; ms -1 on timeout, -2 if no release was stamped.
+# Run before the page's own scripts: every WebSocket the page opens stamps (performance.now())
+# each rerun request it sends and each successful `script_finished` it receives, before the
+# page's own handlers see it. A message's type is read from its top-level protobuf fields:
+# BackMsg `rerun_script` (%(rerun)d), ForwardMsg `script_finished` (%(finished)d) with status
+# FINISHED_SUCCESSFULLY (%(ok)d); the numbers come from Streamlit's protos.
+STAMP_RUNS = """(() => {
+  const field = (bytes, wanted) => {  // [wire type, varint value or length] of a field, or null
+    let i = 0;
+    const varint = () => {
+      let value = 0, shift = 0, byte;
+      do { byte = bytes[i++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; }
+      while (byte & 0x80 && i < bytes.length);
+      return value;
+    };
+    while (i < bytes.length) {
+      const tag = varint(), number = Math.floor(tag / 8), wire = tag & 7;
+      const value = wire === 0 || wire === 2 ? varint() : null;
+      if (number === wanted) return [wire, value];
+      if (wire === 1) i += 8; else if (wire === 5) i += 4; else if (wire === 2) i += value;
+      else if (wire !== 0) return null;
+    }
+    return null;
+  };
+  const bytesOf = (data) => data instanceof ArrayBuffer ? new Uint8Array(data)
+    : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    : null;
+  window.__runs = {requested: [], ended: []};
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (event) => {
+        const now = performance.now(), bytes = bytesOf(event.data);
+        const found = bytes && field(bytes, %(finished)d);
+        if (found && found[0] === 0 && found[1] === %(ok)d) window.__runs.ended.push(now);
+      });
+    }
+    send(data) {
+      const bytes = bytesOf(data);
+      if (bytes && field(bytes, %(rerun)d)) window.__runs.requested.push(performance.now());
+      super.send(data);
+    }
+  };
+})()"""
+
+# Resolve with the milliseconds from the stamped release to the first animation frame in which
+# the enlarged chart's title is `title` and its heatmap is drawn; -1 on timeout, -2 if no release
+# was stamped.
 WAIT_ENLARGED = """({title, timeoutMs}) => new Promise((resolve) => {
   const start = performance.now();
   const tick = () => {
@@ -91,15 +137,22 @@ WAIT_ENLARGED = """({title, timeoutMs}) => new Promise((resolve) => {
     const div = document.querySelector('.st-key-mv-enlarged .js-plotly-plot');
     const text = div && div.querySelector('.gtitle');
     if (text && text.textContent.trim() === title && div.querySelector('.heatmaplayer image')) {
-      const t0 = window.__bench.t0;
-      resolve(t0 === null ? {ms: -2} : {ms: now - t0, clickEpoch: performance.timeOrigin + t0});
+      resolve(window.__bench.t0 === null ? -2 : now - window.__bench.t0);
       return;
     }
-    if (now - start > timeoutMs) { resolve({ms: -1}); return; }
+    if (now - start > timeoutMs) { resolve(-1); return; }
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
 })"""
+
+# [ms from the stamped release to the first rerun request after it, to the first successful
+# run end after it] (null where there is none).
+AFTER_RELEASE = """() => {
+  const t0 = window.__bench.t0, first = (stamps) => stamps.find((t) => t >= t0);
+  const ms = (t) => t === undefined ? null : t - t0;
+  return [ms(first(window.__runs.requested)), ms(first(window.__runs.ended))];
+}"""
 
 # True once every plotly chart element on the page holds a drawn plot.
 CHARTS_DRAWN = """() => {
@@ -120,60 +173,26 @@ COUNT_HEATMAPS = """() => {
   return [charts, traces];
 }"""
 
-NOW = "() => performance.timeOrigin + performance.now()"
+
+def _stamp_runs() -> str:
+    """`STAMP_RUNS` with the field numbers and status value of Streamlit's protos."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return STAMP_RUNS % {
+        "rerun": BackMsg.DESCRIPTOR.fields_by_name["rerun_script"].number,
+        "finished": ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number,
+        "ok": ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY"),
+    }
 
 
-class StampedWatcher(RunWatcher):
-    """A `RunWatcher` that also notes when each successful run's end arrived and each rerun
-    request left (epoch seconds, stamped in Python as Playwright reports the frames)."""
-
-    def __init__(self, page: Any) -> None:
-        from streamlit.proto.BackMsg_pb2 import BackMsg
-
-        self.ended: list[float] = []  # time.time() at each FINISHED_SUCCESSFULLY, in order
-        self.requested: list[float] = []  # time.time() at each rerun request sent
-        self._parse_back = BackMsg.FromString
-        super().__init__(page)
-        page.on("websocket", lambda ws: ws.on("framesent", self._on_sent))
-
-    def _on_sent(self, payload: Any) -> None:
-        if not isinstance(payload, bytes | bytearray):
-            return
-        if self._parse_back(bytes(payload)).WhichOneof("type") == "rerun_script":
-            self.requested.append(time.time())
-
-    def _on_frame(self, payload: Any) -> None:
-        before = self.finished
-        super()._on_frame(payload)
-        if self.finished > before:
-            self.ended.append(time.time())
-
-
-@dataclass
-class _Page:
-    page: Any
-    watcher: StampedWatcher
-    offset_ms: float  # page epoch ms − Python epoch ms
-
-
-async def _clock_offset(page: Any, trips: int = 7) -> float:
-    """Milliseconds to add to Python's `time.time()` · 1000 to read the page's epoch clock (the
-    round trip with the shortest time; its error is at most half of it, ~1 ms)."""
-    best = (float("inf"), 0.0)
-    for _ in range(trips):
-        sent = time.time()
-        page_ms = await page.evaluate(NOW)
-        back = time.time()
-        best = min(best, (back - sent, page_ms - 500 * (sent + back)))
-    return best[1]
-
-
-async def _open(browser: Any, url: str) -> _Page:
+async def _open(browser: Any, url: str) -> tuple[Any, RunWatcher]:
     page = await new_page(browser, TIMEOUT_S)
-    watcher = StampedWatcher(page)
+    await page.add_init_script(_stamp_runs())
+    watcher = RunWatcher(page)
     await page.goto(url)
     await settle(page, watcher, 1, TIMEOUT_S)
-    return _Page(page, watcher, await _clock_offset(page))
+    return page, watcher
 
 
 async def _count(page: Any) -> tuple[int, int]:
@@ -183,28 +202,27 @@ async def _count(page: Any) -> tuple[int, int]:
     return charts, traces
 
 
-async def _click(shown: _Page, index: int, title: str) -> tuple[float, float, float, float]:
+async def _click(
+    page: Any, watcher: RunWatcher, index: int, title: str
+) -> tuple[float, float, float, float]:
     """Release the mouse over square `index` of the cross head map. Milliseconds from the
     release to the later of the enlarged head's repaint and the run's end; to the repaint;
-    to the run's end; to the page's rerun request."""
-    page, watcher = shown.page, shown.watcher
+    to the run's end; to the page's rerun request (all stamped in the page)."""
     point = page.locator(MAP).nth(index)
     await point.scroll_into_view_if_needed()
     box = await point.bounding_box()
-    runs, requests = watcher.finished + 1, len(watcher.requested)
+    runs = watcher.finished + 1
     await page.evaluate(ARM)
     await page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     painted = await page.evaluate(WAIT_ENLARGED, {"title": title, "timeoutMs": TIMEOUT_S * 1000})
-    if painted["ms"] < 0:
-        why = "no release was seen" if painted["ms"] == -2 else f"no repaint in {TIMEOUT_S} s"
+    if painted < 0:
+        why = "no release was seen" if painted == -2 else f"no repaint in {TIMEOUT_S} s"
         raise RuntimeError(f"square {index} on {page.url}: {why} (expected {title!r})")
-    await watcher.wait_for(runs, TIMEOUT_S)
-    ended, requested = (
-        stamp * 1000 + shown.offset_ms - painted["clickEpoch"]
-        for stamp in (watcher.ended[runs - 1], watcher.requested[requests])
-    )
     await settle(page, watcher, runs, TIMEOUT_S)
-    return max(painted["ms"], ended), painted["ms"], ended, requested
+    requested, ended = await page.evaluate(AFTER_RELEASE)
+    if requested is None or ended is None:
+        raise RuntimeError(f"square {index} on {page.url}: the page saw no rerun request or end")
+    return max(painted, ended), painted, ended, requested
 
 
 def _order(i: int) -> tuple[str, ...]:
@@ -215,8 +233,8 @@ async def _measure(browser: Any, apps: dict[str, servers.Server], size: Size, cl
     """Timed clicks at one size, alternating apps: (both, repaint, run end, request) ms per
     click (see `_click`), the heatmap counts after the warm-up and after the last click, and
     the runs seen, by app."""
-    shown: dict[str, _Page] = {}
-    times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in APPS}
+    shown: dict[str, tuple[Any, RunWatcher]] = {}
+    times: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in APPS}
     counts: dict[str, list[tuple[int, int]]] = {name: [] for name in APPS}
     first, second = size.heads_clicked()
     try:
@@ -226,18 +244,17 @@ async def _measure(browser: Any, apps: dict[str, servers.Server], size: Size, cl
         for i in range(clicks + 1):  # click 0 is the untimed warm-up
             index = second if i % 2 else first
             for name in _order(i):
-                result = await _click(shown[name], index, size.title(index))
+                result = await _click(*shown[name], index, size.title(index))
                 if i:
                     times[name].append(result)
                 else:
-                    counts[name].append(await _count(shown[name].page))
+                    counts[name].append(await _count(shown[name][0]))
         for name in APPS:
-            counts[name].append(await _count(shown[name].page))
-        runs = {name: (s.watcher.finished, s.watcher.other, s.watcher.exceptions)
-                for name, s in shown.items()}  # fmt: skip
+            counts[name].append(await _count(shown[name][0]))
+        runs = {name: (w.finished, w.other, w.exceptions) for name, (_, w) in shown.items()}
     finally:
-        for page in shown.values():
-            await close_page(page.page)
+        for page, _ in shown.values():
+            await close_page(page)
     return times, counts, runs
 
 
@@ -260,7 +277,8 @@ def _figure(size: Size, times: dict, counts: dict, runs: dict) -> Figure:
         for label, name in zip(("attnviz", "floor"), APPS, strict=True)
     )
     later = sum(t[2] > t[1] for t in times["attnviz"])
-    trouble = {name: r for name, r in runs.items() if r[1] or r[2]}
+    # successful runs: the first load, the warm-up and one per click; no other end, no traceback
+    trouble = {name: r for name, r in runs.items() if r != (n + 2, 0, 0)}
     note = (
         f"{warning}median of {n} clicks each (cross head map, two heads in turn), each to the "
         f"later of the enlarged head's repaint and the run's end; medians from the release to "
@@ -269,7 +287,7 @@ def _figure(size: Size, times: dict, counts: dict, runs: dict) -> Figure:
         f"range {spread}; heatmap charts/traces: attnviz "
         f"{seen['attnviz']}, floor {seen[APPS[1]]}; target: within {TARGET}× the floor, which "
         "draws the same heatmaps but no summaries, tables, line view or other widgets"
-        + (f"; runs not successful / tracebacks: {trouble}" if trouble else "")
+        + (f"; WARNING: runs finished / ended otherwise / tracebacks: {trouble}" if trouble else "")
     )
     return Figure(size.name, ours, "floor", floor, "ms", f"≤ {TARGET:.2f}× floor",
                   ours <= TARGET * floor, note)  # fmt: skip

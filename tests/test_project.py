@@ -73,10 +73,32 @@ def test_app_py_is_an_st_app_serving_the_page_with_a_warm_up():
 
 def test_warm_up_traces_the_attention_graphs():
     from attnviz.core import attention
-    from attnviz.ui.warmup import warm_up
+    from attnviz.ui.warmup import page_drawn, warm_up
 
+    page_drawn()  # a page has drawn its controls: no wait
     warm_up()
     assert {(True, False, "-inf"), (True, True, "-inf")} <= set(attention._COMPILED)
+
+
+def test_warm_up_waits_for_the_first_page_or_its_time_limit(monkeypatch):
+    import threading
+    import time
+
+    from attnviz.ui import warmup
+
+    monkeypatch.setattr(warmup, "PAGE_DRAWN", threading.Event())
+    monkeypatch.setattr(warmup, "PAGE_WAIT_S", 0.3)
+    start = time.perf_counter()
+    warmup.warm_up()  # no page yet: waits its 0.3 s, then imports (already imported here)
+    assert time.perf_counter() - start >= 0.3
+    thread = threading.Thread(target=warmup.warm_up)
+    monkeypatch.setattr(warmup, "PAGE_WAIT_S", 30.0)
+    thread.start()
+    time.sleep(0.1)
+    assert thread.is_alive()  # waiting for a page
+    warmup.page_drawn()  # what the page calls before it needs TensorFlow
+    thread.join(timeout=10)
+    assert not thread.is_alive()
 
 
 def test_the_page_script_finds_the_package_from_any_working_directory(tmp_path):

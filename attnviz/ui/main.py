@@ -22,6 +22,7 @@ from attnviz.inputs.presets import load_presets
 from attnviz.ui.controls import mode_selector, sidebar_controls
 from attnviz.ui.inputs import cross_panel, matrix_panel, sentence_panel, start_session
 from attnviz.ui.state import restore_texts_from_url, store_texts_in_url
+from attnviz.ui.warmup import page_drawn
 
 PRESETS_DIR = Path(__file__).resolve().parents[2] / "assets" / "presets"
 MODE_TEXTS = {
@@ -109,6 +110,7 @@ def _panel(name: str) -> Callable:
     """The function that draws `name`, imported on first use. Until the import of TensorFlow
     that the server started at launch has finished, it waits and says so."""
     module_name, function = PANELS[name]
+    page_drawn()  # everything above the results is drawn: TensorFlow's turn
     if "tensorflow" in sys.modules:
         module = importlib.import_module(module_name)
     else:
