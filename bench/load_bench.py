@@ -11,11 +11,11 @@ blocked (measured), eight times the server's own work: 60 of them would measure 
 Student i opens the app with its own random inputs (seed 1000·(i+1)), the sessions arriving
 spread over 10 s; once all are in, each makes an interaction, waits for its run to end, thinks
 2–5 s, and so on for a fixed time. attnviz's students go round: causal toggle, a new seed of their
-own, a preset (one-hot queries or identical keys), back to random inputs, causal, seed, the
-Sentences mode, a sentence of their own (with a token only they use), the Learn mode (the
-shipped dates model translates its example), a date of their own translated (a year only they
-use), back to Matrices. The floor app has only the toggle and the seed, so its students
-alternate those two.
+own, the Learn mode (the shipped dates model translates its example), a date of their own
+translated (a year only they use), back to Matrices, a preset (one-hot queries or identical
+keys), back to random inputs, causal, seed, the Sentences mode, a sentence of their own (with a
+token only they use), back to Matrices. The floor app has only the toggle and the seed, so its
+students alternate those two.
 
 - Latency: from sending the rerun request to the arrival of the run's `script_finished`.
 - Checked on every run, from the messages the server sent: it ended normally, with no traceback
@@ -65,8 +65,8 @@ MONTHS = ("January", "February", "March", "April", "May", "June", "July", "Augus
           "October", "November", "December")  # fmt: skip
 _OUTPUT = re.compile(r"\*\*Output:\*\* `([^`]*)`")
 CYCLES = {
-    "attnviz": ("causal", "seed", "preset", "random", "causal", "seed", "sentences", "sentence",
-                "learn", "translate", "matrices"),
+    "attnviz": ("causal", "seed", "learn", "translate", "matrices", "preset", "random", "causal",
+                "seed", "sentences", "sentence", "matrices"),
     "floor": ("causal", "seed"),
 }  # fmt: skip
 _TOKEN = re.compile(rb"[^A-Za-z0-9+/=]zq([a-z]{2})[^A-Za-z0-9+/=]")  # never inside base64 data
@@ -150,8 +150,9 @@ class Student:
     causal: bool = False
     random_source: bool = True  # False after a preset, until "Random" is chosen again
     sentences: bool = False  # in the Sentences mode
-    typed: bool = False  # typed its own sentence there (or its date, in Learn)
+    typed: bool = False  # typed its own sentence there
     learn: bool = False  # in the Learn mode
+    dated: bool = False  # typed its own date in Learn (the page keeps it from then on)
     steps: int = 0  # seeds changed so far
 
 
@@ -242,7 +243,7 @@ def _leaks(student: Student, messages: list[Any], charts: dict, seeds: Seeds) ->
 def _wrong(student: Student, messages: list[Any], charts: dict[str, np.ndarray]) -> str | None:
     """Why the run is not what the student asked for, or None."""
     if student.learn:
-        expected = date_of(student.user)[1] if student.typed else EXAMPLE_OUTPUT
+        expected = date_of(student.user)[1] if student.dated else EXAMPLE_OUTPUT
         outputs = _outputs(messages)
         return None if outputs == [expected] else f"Learn showed {outputs}, not {expected}"
     if student.sentences:
@@ -283,7 +284,7 @@ def _change(student: Student, action: str, seeds: Seeds) -> Any:
         text = f"Student {token_of(s.user)} asks why attention looks back."
         return WidgetState(id=session.widgets[SENTENCES], string_value=text)
     if action == "translate":
-        s.typed = True
+        s.dated = True
         return WidgetState(id=session.widgets[LEARN_INPUT], string_value=date_of(s.user)[0])
     label, group, key = {"random": ("Random", "Q, K, V from", "source"),
                          "sentences": ("Sentences", "Input", "mode"),

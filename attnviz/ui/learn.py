@@ -92,6 +92,13 @@ def _pretrained(task: str, score: str):
     return load_pretrained(task, score)
 
 
+def preload() -> None:
+    """Load the default shipped model (the first task, dot score) into the server's cache and
+    trace its translation (the server's warm-up calls this once)."""
+    task = TASKS[0]
+    _pretrained(task, "dot").translate(get_task(task).example[0])
+
+
 def _shipped_panel(task: str, settings: AttentionSettings):
     if settings.scale:
         st.info(

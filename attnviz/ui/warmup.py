@@ -15,7 +15,8 @@ def page_drawn() -> None:
 
 
 def warm_up() -> None:
-    """Import TensorFlow and Keras (~4.5 s) and trace the dot-product attention graphs.
+    """Import TensorFlow and Keras (~4.5 s), trace the dot-product attention graphs, and load
+    Learn's default shipped model into the server's cache.
 
     Runs in a background thread started by `app.py` when the server starts. It first waits
     until a session has drawn its inputs and controls (`page_drawn`), or `PAGE_WAIT_S`: the
@@ -35,5 +36,14 @@ def warm_up() -> None:
         x = np.eye(2, dtype=np.float32)
         for causal in (False, True):
             compute_attention(x, x, x, causal=causal)
+        from attnviz.ui.learn import preload
+
+        quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)  # no script run here: its cache needs none, it warns
+        try:
+            preload()  # Learn's default model, so a first Learn page does not wait ~1.5 s
+        finally:
+            quiet.setLevel(level)
     except Exception:  # noqa: BLE001 - a warm-up must never take the server down
         logging.getLogger("attnviz").exception("warm-up failed")
