@@ -540,3 +540,16 @@ def test_browser_hover_shows_labels_and_escaped_text(tmp_path, browser):
         [f"query 1: {XSS}key 1: catweight 0.75"],
     ]
     assert alerts == [] and images == 0
+
+
+def test_a_frozen_figure_draws_the_same_and_builds_its_plain_form_once():
+    import plotly.graph_objects as go
+    import plotly.io
+
+    figure = figures.heatmap(np.eye(3), kind="weights", title="eye")
+    frozen = figures.frozen(figure)
+    assert isinstance(frozen, go.Figure)
+    drawn = [json.loads(plotly.io.to_json(f, validate=False)) for f in (frozen, figure)]
+    assert drawn[0] == drawn[1]
+    assert frozen.to_dict() is frozen.to_dict()  # built once, not copied per draw
+    assert frozen.layout.width == figure.layout.width
