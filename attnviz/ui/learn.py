@@ -269,6 +269,11 @@ def _probe_history(snapshot: RunSnapshot) -> None:
         _attention_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
         key="probe",
     )
+    if hasattr(probe, "cross"):  # a Transformer's probe: its heads' mean, as in Translate
+        st.caption(
+            "The last layer's cross-attention, averaged over its heads; after training, the "
+            "Model view shows every head."
+        )
 
 
 def _attention_figure(translation, title: str):
