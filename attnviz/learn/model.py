@@ -67,24 +67,67 @@ class _Decoded(NamedTuple):
     enc: np.ndarray  # (N, S, D) encoder outputs (the keys and values)
 
 
-class Seq2SeqAttention:
-    """A bi-GRU encoder, GRU decoder and attnviz attention for one task (see `network`).
+class CharTranslator:
+    """What every Learn translator shares: its task and vocabulary, its Keras `trainer`, every
+    weight in a fixed order, and checked greedy decoding in chunks. A subclass builds `trainer`
+    and defines `translate_batch(texts)` and `_decode_chunk(sources (N, S))`.
 
     Args:
         task: one of `TASKS`.
-        config: the network's sizes and score.
+        config: the network's sizes (and score).
         seed: seeds the initial weights (`keras.utils.set_random_seed`, which also reseeds
             Python's, NumPy's and TensorFlow's global generators); None leaves the global
             seeds alone (for weights that are loaded next).
     """
 
-    def __init__(self, task: str, config: NetworkConfig, seed: int | None = 0) -> None:
+    trainer: keras.Model  # [source (N, S), decoder inputs (N, T)] -> logits (N, T, V)
+
+    def __init__(self, task: str, config: Any, seed: int | None = 0) -> None:
         self.task: Task = get_task(task)
         self.vocab = Vocabulary.of(self.task)
         self.config = config
         self.stats: Any = None  # TrainingStats once trained or loaded
         if seed is not None:
             keras.utils.set_random_seed(seed)
+
+    def get_weights(self) -> list[np.ndarray]:
+        """Every weight of the network, in a fixed order (copies)."""
+        return [np.array(w) for w in self.trainer.get_weights()]
+
+    def set_weights(self, weights: Sequence[np.ndarray]) -> None:
+        """Set every weight, in the order of `get_weights`."""
+        self.trainer.set_weights(list(weights))
+
+    def translate(self, text: str):
+        """Translate `text` greedily and return the output with its attention weights.
+
+        Raises:
+            ValueError: for a non-string, empty or too long text, or characters the task does
+                not know (the message names them and lists the allowed ones).
+        """
+        return self.translate_batch([text])[0]
+
+    def _decoded_chunks(self, texts: Sequence[str]) -> list:
+        """`_decode_chunk` of `texts` (checked), `DECODE_CHUNK` texts per network run."""
+        if isinstance(texts, str) or not texts:
+            raise ValueError(
+                f"`texts` must be a non-empty list of strings. Received: {describe(texts)}."
+            )
+        sources = self.vocab.encode_sources(texts)  # (N, S), checks every text
+        return [
+            self._decode_chunk(sources[i : i + DECODE_CHUNK])
+            for i in range(0, len(texts), DECODE_CHUNK)
+        ]
+
+
+class Seq2SeqAttention(CharTranslator):
+    """A bi-GRU encoder, GRU decoder and attnviz attention for one task (see `network`).
+
+    Args: as `CharTranslator` (config: a `NetworkConfig`, the sizes and the score).
+    """
+
+    def __init__(self, task: str, config: NetworkConfig, seed: int | None = 0) -> None:
+        super().__init__(task, config, seed)
         self.networks: Networks = build_networks(config, self.vocab)
         d = 2 * config.units
         sources = tf.TensorSpec((None, self.vocab.max_source_len), tf.int32)  # (N, S)
@@ -118,23 +161,6 @@ class Seq2SeqAttention:
         """The trained weights of the score layer, by the names `compute_attention` takes."""
         scorer = self.networks.decoder.attention.scorer
         return {w.name: np.asarray(w.numpy(), dtype=np.float32) for w in scorer.weights}
-
-    def get_weights(self) -> list[np.ndarray]:
-        """Every weight of the network, in a fixed order (copies)."""
-        return [np.array(w) for w in self.networks.trainer.get_weights()]
-
-    def set_weights(self, weights: Sequence[np.ndarray]) -> None:
-        """Set every weight, in the order of `get_weights`."""
-        self.networks.trainer.set_weights(list(weights))
-
-    def translate(self, text: str) -> Translation:
-        """Translate `text` greedily and return the output with its attention weights.
-
-        Raises:
-            ValueError: for a non-string, empty or too long text, or characters the task does
-                not know (the message names them and lists the allowed ones).
-        """
-        return self.translate_batch([text])[0]
 
     def translate_batch(self, texts: Sequence[str]) -> list[Translation]:
         """`translate` for many texts at once (one network run per decoder step)."""
@@ -194,15 +220,7 @@ class Seq2SeqAttention:
 
     def _decode(self, texts: Sequence[str]) -> _Decoded:
         """Greedy decoding of `texts` (checked), `DECODE_CHUNK` texts per network run."""
-        if isinstance(texts, str) or not texts:
-            raise ValueError(
-                f"`texts` must be a non-empty list of strings. Received: {describe(texts)}."
-            )
-        sources = self.vocab.encode_sources(texts)  # (N, S), checks every text
-        parts = [
-            self._decode_chunk(sources[i : i + DECODE_CHUNK])
-            for i in range(0, len(texts), DECODE_CHUNK)
-        ]
+        parts = self._decoded_chunks(texts)
         return _Decoded(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
 
     def _decode_chunk(self, sources: np.ndarray) -> _Decoded:

@@ -38,8 +38,7 @@ from keras import ops
 from attnviz.core.checks import check_choice, check_int, describe, read_only
 from attnviz.core.limits import MAX_HEADS
 from attnviz.heads.inspection import inspect
-from attnviz.learn.model import DECODE_CHUNK, Translation
-from attnviz.learn.tasks import Task, get_task
+from attnviz.learn.model import DECODE_CHUNK, CharTranslator, Translation
 from attnviz.learn.vocab import END, PAD, START, Vocabulary
 from attnviz.transformer.decoder_layers import DecoderLayer
 from attnviz.transformer.encoder_layers import EncoderLayer, TokenAndPositionEmbedding
@@ -172,24 +171,14 @@ class TransformerCore(keras.layers.Layer):
         return self.logits(y), stack(encoder_self), stack(decoder_self), stack(cross)
 
 
-class TransformerTranslator:
+class TransformerTranslator(CharTranslator):
     """A Transformer translator for one task, with greedy decoding and every head readable.
 
-    Args:
-        task: one of `TASKS`.
-        config: the sizes.
-        seed: seeds the initial weights (`keras.utils.set_random_seed`, which also reseeds
-            Python's, NumPy's and TensorFlow's global generators); None leaves the global
-            seeds alone (for weights that are loaded next).
+    Args: as `CharTranslator` (config: a `TransformerConfig`).
     """
 
     def __init__(self, task: str, config: TransformerConfig, seed: int | None = 0) -> None:
-        self.task: Task = get_task(task)
-        self.vocab = Vocabulary.of(self.task)
-        self.config = config
-        self.stats: Any = None  # TrainingStats once trained or loaded
-        if seed is not None:
-            keras.utils.set_random_seed(seed)
+        super().__init__(task, config, seed)
         source = keras.Input((self.vocab.max_source_len,), dtype="int32", name="source")
         dec_in = keras.Input((self.vocab.target_steps,), dtype="int32", name="decoder_inputs")
         self.core = TransformerCore(config, self.vocab, name="transformer")
@@ -206,25 +195,9 @@ class TransformerTranslator:
         """How many trained numbers the model has (the fixed position tables left out)."""
         return int(sum(np.prod(w.shape) for w in self.trainer.trainable_weights))
 
-    def get_weights(self) -> list[np.ndarray]:
-        """Every weight of the network, in a fixed order (copies)."""
-        return [np.array(w) for w in self.trainer.get_weights()]
-
-    def set_weights(self, weights: Sequence[np.ndarray]) -> None:
-        """Set every weight, in the order of `get_weights`."""
-        self.trainer.set_weights(list(weights))
-
-    def translate(self, text: str) -> TransformerTranslation:
-        """Translate `text` greedily; the result holds every head of the final run.
-
-        Raises:
-            ValueError: for a non-string, empty or too long text, or characters the task does
-                not know (the message names them and lists the allowed ones).
-        """
-        return self.translate_batch([text])[0]
-
     def translate_batch(self, texts: Sequence[str]) -> list[TransformerTranslation]:
-        """`translate` for many texts at once (one network run per decoder step)."""
+        """`translate` for many texts at once (one network run per decoder step); each
+        result holds every head of the final run."""
         ids, run = self._decode(texts)
         return [self._translation(text, ids[i], run, i) for i, text in enumerate(texts)]
 
@@ -324,15 +297,7 @@ class TransformerTranslator:
 
     def _decode(self, texts: Sequence[str]) -> tuple[np.ndarray, _Run]:
         """Greedy decoding of `texts` (checked), `DECODE_CHUNK` texts per network run."""
-        if isinstance(texts, str) or not texts:
-            raise ValueError(
-                f"`texts` must be a non-empty list of strings. Received: {describe(texts)}."
-            )
-        sources = self.vocab.encode_sources(texts)  # (N, S), checks every text
-        parts = [
-            self._decode_chunk(sources[i : i + DECODE_CHUNK])
-            for i in range(0, len(texts), DECODE_CHUNK)
-        ]
+        parts = self._decoded_chunks(texts)
         ids = np.concatenate([p[0] for p in parts])
         run = _Run(*(np.concatenate(arrays) for arrays in zip(*(p[1] for p in parts), strict=True)))
         return ids, run

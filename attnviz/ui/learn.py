@@ -107,7 +107,12 @@ def _shipped_panel(task: str, settings: AttentionSettings):
             icon=":material/info:",
         )
         return None
-    model = _parse(lambda: _pretrained(task, settings.score))
+    return _shipped(lambda: _pretrained(task, settings.score))
+
+
+def _shipped(load):
+    """The shipped model `load()` gives (None after showing why not), its summary and curves."""
+    model = _parse(load)
     if model is None:
         return None
     _model_summary(model)
@@ -125,14 +130,7 @@ def _shipped_transformer_panel(task: str, settings: AttentionSettings):
             icon=":material/info:",
         )
         return None
-    model = _parse(lambda: shipped_transformer(task))
-    if model is None:
-        return None
-    _model_summary(model)
-    history = getattr(model.stats, "history", ())
-    if history:
-        st.plotly_chart(training_curves(history, title="How it was trained"), key="curves")
-    return model
+    return _shipped(lambda: shipped_transformer(task))
 
 
 def _model_summary(model) -> None:
