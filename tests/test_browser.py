@@ -290,12 +290,21 @@ def test_learn_trains_a_tiny_model_and_the_probe_attention_changes(app: App):
     app.open(f"{app.url}/{query}", charts=0)
     app.page.get_by_role("button", name="Train").click()
     poll(lambda: app.page.get_by_text("Trained 3 epochs").count() == 1, "training to end", 180)
-    poll(lambda: _probe_title(app, 3) != "", "epoch 3's probe heatmap")
+    poll(lambda: _probe_title(app, 3) != "" and app.idle(), "epoch 3's probe heatmap")
     last = app.weights(_probe_title(app, 3))
     slider = app.page.get_by_role("slider", name="Probe attention after epoch (0 = untrained)")
-    slider.focus()
-    slider.press("Home")  # epoch 0
-    poll(lambda: _probe_title(app, 0) != "", "the untrained model's probe heatmap")
+
+    def back_to_epoch_0() -> bool:
+        # the page reruns once more when training ends and may redraw the slider (losing its
+        # focus) between a press and its rerun: press Home again until epoch 0 shows
+        if _probe_title(app, 0):
+            return True
+        if app.idle():
+            slider.focus()
+            slider.press("Home")
+        return False
+
+    poll(back_to_epoch_0, "the untrained model's probe heatmap")
     first = app.weights(_probe_title(app, 0))
     assert len(last) >= 1 and len(first[0]) == len(last[0])  # same input, other epochs
     assert not close(last[: len(first)], first[: len(last)], tol=1e-3)  # attention moved
