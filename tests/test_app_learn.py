@@ -105,21 +105,31 @@ def test_training_in_the_session_survives_reruns_and_clear_session():
     import keras
 
     at = _open(learn_model="Train", task="reverse", learn_epochs="2", learn_pairs="500")
+    snapshot = _trained_here(at, timeout=120)
+    assert [r.epoch for r in snapshot.reports] == [0, 1, 2]
+    _translates_after_reruns(at, snapshot, keras)
+    assert ui.chart(at, "Epoch 2: ")  # the probe after the last epoch
+
+
+def _trained_here(at: AppTest, timeout: float):
+    """Press Train and wait for the session's run to end; its snapshot."""
     at.button[-1].click().run()  # Train
     ui.assert_ok(at)
-    runs = at.session_state["learn_runs"]
-    (run,) = runs.values()
-    snapshot = run.join(timeout=120)
+    (run,) = at.session_state["learn_runs"].values()
+    snapshot = run.join(timeout=timeout)
     assert snapshot.state == "done", snapshot
-    assert [r.epoch for r in snapshot.reports] == [0, 1, 2]
-    for _ in range(3):  # reruns, with Keras's global state cleared between them
+    return snapshot
+
+
+def _translates_after_reruns(at: AppTest, snapshot, keras) -> None:
+    """Reruns with Keras's global state cleared between them; the model still translates."""
+    for _ in range(3):
         keras.backend.clear_session()
         at.run()
     ui.assert_ok(at)
     at.text_input(key="learn_text_reverse").set_value("abc").run()
     expected = snapshot.model.translate("abc")
     assert f"**Output:** `{expected.output}`" in [m.value for m in at.markdown]
-    assert ui.chart(at, "Epoch 2: ")  # the probe after the last epoch
 
 
 # --- the Transformer -------------------------------------------------------------------------
@@ -204,16 +214,6 @@ def test_a_transformer_trained_in_the_session_survives_reruns_and_clear_session(
 
     params = dict(learn_arch="Transformer", learn_model="Train", task="reverse")
     at = _open(**params, learn_tepochs="1", learn_pairs="500")
-    at.button[-1].click().run()  # Train
-    ui.assert_ok(at)
-    (run,) = at.session_state["learn_runs"].values()
-    snapshot = run.join(timeout=180)
-    assert snapshot.state == "done", snapshot
-    for _ in range(3):
-        keras.backend.clear_session()
-        at.run()
-    ui.assert_ok(at)
-    at.text_input(key="learn_text_reverse").set_value("abc").run()
-    expected = snapshot.model.translate("abc")
-    assert f"**Output:** `{expected.output}`" in [m.value for m in at.markdown]
+    snapshot = _trained_here(at, timeout=180)
+    _translates_after_reruns(at, snapshot, keras)
     assert ui.chart(at, "Epoch 1: ")  # the probe after the last epoch

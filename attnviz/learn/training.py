@@ -204,15 +204,12 @@ def train(
     Raises:
         ValueError: for an unknown task or score, out-of-range sizes, or a bad probe.
     """
-    spec = get_task(task)
+    get_task(task)
     network = NetworkConfig(score, scale, embed_dim, units, attention_units)  # checks them
     settings = TrainConfig(epochs, n_pairs, val_pairs, batch_size, learning_rate, time_limit, seed)
-    if callback is not None and not callable(callback):
-        raise ValueError(f"`callback` must be a function or None. Received: {describe(callback)}.")
-    probe = Vocabulary.of(spec).check_source(spec.example[0] if probe is None else probe, "probe")
-    start = time.perf_counter()
-    model = Seq2SeqAttention(task, network, seed)
-    return _fit(model, settings, probe, callback, start)
+    return _built_and_fit(
+        lambda: Seq2SeqAttention(task, network, seed), task, settings, callback, probe
+    )
 
 
 def train_transformer(
@@ -245,15 +242,23 @@ def train_transformer(
     Raises:
         ValueError: for an unknown task, out-of-range sizes, or a bad probe.
     """
-    spec = get_task(task)
+    get_task(task)
     network = TransformerConfig(layers, heads, d_model, d_ff)  # checks them
     settings = TrainConfig(epochs, n_pairs, val_pairs, batch_size, learning_rate, time_limit, seed)
+    return _built_and_fit(
+        lambda: TransformerTranslator(task, network, seed), task, settings, callback, probe
+    )
+
+
+def _built_and_fit(build, task: str, settings: TrainConfig, callback, probe) -> Translator:
+    """Check the callback and the probe, then build the model (the clock starts here) and
+    fit it."""
     if callback is not None and not callable(callback):
         raise ValueError(f"`callback` must be a function or None. Received: {describe(callback)}.")
+    spec = get_task(task)
     probe = Vocabulary.of(spec).check_source(spec.example[0] if probe is None else probe, "probe")
     start = time.perf_counter()
-    model = TransformerTranslator(task, network, seed)
-    return _fit(model, settings, probe, callback, start)
+    return _fit(build(), settings, probe, callback, start)
 
 
 def training_arrays(model: Translator, pairs) -> tuple[list, object, object]:

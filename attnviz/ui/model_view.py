@@ -86,17 +86,19 @@ def model_view_panel(view: HeadsView) -> None:
         "its weight. Orange outlines: the top heads by the chosen number. Click a square of a "
         "head map (or pick a head below) to enlarge that head."
     )
+    summaries = {  # what each head does, per attention (cross heads with their alignment)
+        way: head_summaries(stack, spans=view.spans if way == "cross" else None)
+        for way, stack in view.stacks.items()
+    }
     for way, stack in view.stacks.items():
-        spans = view.spans if way == "cross" else None
-        _way_section(view, way, stack, field, top, spans)
+        _way_section(view, way, stack, summaries[way], field, top)
     _rollouts(view)
-    _enlarged(view, _best_aligned(view))
+    _enlarged(view, _best_aligned(view, summaries["cross"]))
 
 
-def _way_section(view: HeadsView, way: str, stack: np.ndarray, field, top: int, spans) -> None:
+def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field, top: int) -> None:
     row_title, col_title = view.axis_titles[way]
     st.subheader(f"{WAY_TITLES[way]} ({row_title} × {col_title})")
-    summaries = head_summaries(stack, spans=spans)
     descending = field not in LOWER_IS_NOTABLE
     usable = [s for s in summaries if getattr(s, field) is not None]
     notable = ()
@@ -117,7 +119,7 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, field, top: int, 
         _head_map(way, summary_table(summaries, field), SUMMARY_LABELS[field])
     with table_column:
         _summary_table(summaries, field, descending)
-    if way == "cross" and spans is None:
+    if way == "cross" and view.spans is None:
         st.caption("No alignment score: there is no known alignment for this output.")
 
 
@@ -204,13 +206,13 @@ def _rollouts(view: HeadsView) -> None:
             )  # fmt: skip
 
 
-def _best_aligned(view: HeadsView) -> tuple[str, int, int]:
+def _best_aligned(view: HeadsView, cross_summaries) -> tuple[str, int, int]:
     """The cross-attention head with the highest alignment score (the last layer's head 0
     when no alignment is known): the head enlarged first."""
     cross = view.stacks["cross"]
     if view.spans is None:
         return ("cross", cross.shape[0] - 1, 0)
-    best = top_heads(head_summaries(cross, spans=view.spans), "alignment", 1)[0]
+    best = top_heads(cross_summaries, "alignment", 1)[0]
     return ("cross", *best)
 
 
