@@ -1,16 +1,11 @@
-"""Shared test setup: keep TensorFlow quiet and make `reference.py` importable."""
+"""Shared test setup: keep TensorFlow quiet. The support modules (`reference`, `app_support`,
+`browser_support`) are importable because pyproject.toml puts `tests/` on pytest's pythonpath."""
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
-
-TESTS = str(Path(__file__).parent)
-if TESTS not in sys.path:  # pytest's default import mode does this too; importlib mode does not
-    sys.path.insert(0, TESTS)
 
 # The browser fixtures, registered once so the session has one Chromium and one Playwright.
 pytest_plugins = ["browser_support"]

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from browser_support import REQUIRE_ENV, VIEWPORT, App, close, poll
 
-DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 HEADER = "x-attnviz-replica"  # deploy/nginx_config.py's HEADER, as Playwright spells headers
 
 pytestmark = pytest.mark.browser

@@ -11,7 +11,7 @@ import pytest
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import head_map, model_view
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 RNG = np.random.default_rng(8)
 QUERIES = ["the", "cat", "sat", "down"]
 KEYS = ["le", "chat", "s'est", "assis", "<b>"]

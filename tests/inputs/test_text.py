@@ -23,7 +23,7 @@ from attnviz.inputs.text import (
     tokenize,
 )
 
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parents[2]
 
 TOKEN_CASES = [
     pytest.param(

@@ -10,7 +10,7 @@ import pytest
 from attnviz.core.limits import MAX_SEED
 from attnviz.core.seeding import check_seed, seeded_rng
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def test_same_seed_and_label_same_stream_else_different():

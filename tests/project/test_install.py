@@ -39,7 +39,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INDEX = "https://pypi.org/simple"
 PYTHONS = ("3.11", "3.12", "3.13")
 THREADS = 12  # resolutions at once: uv mostly waits on PyPI

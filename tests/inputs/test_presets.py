@@ -8,7 +8,7 @@ import pytest
 from attnviz import compute_attention, parse_matrix_text
 from attnviz.inputs.presets import RandomSpec, load_presets, random_qkv
 
-PRESETS = load_presets(Path(__file__).parents[1] / "assets" / "presets")
+PRESETS = load_presets(Path(__file__).parents[2] / "assets" / "presets")
 
 
 def _inputs(preset):

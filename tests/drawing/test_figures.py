@@ -19,7 +19,7 @@ from attnviz.drawing.figures import (
     pool_matrix,
 )
 
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parents[2]
 XSS = "<img src=x onerror=alert(1)>"
 
 
