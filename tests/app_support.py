@@ -70,3 +70,17 @@ def open_view(at: AppTest, name: str) -> None:
     at.session_state["view"] = name
     at.run()
     assert_ok(at)
+
+
+def open_mode(at: AppTest, name: str) -> None:
+    """Open a mode's page, as a link to it does (`name`: its URL name or its label)."""
+    at.query_params["mode"] = name  # the shell opens the page a `?mode=` link names
+    at.run()
+
+
+def current_mode(at: AppTest) -> str:
+    """The URL name of the page on screen (the mode whose introduction is shown)."""
+    from attnviz.ui.modes import MODES
+
+    shown = {c.value for c in at.caption}
+    return next(mode.name for mode in MODES if mode.intro in shown)

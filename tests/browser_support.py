@@ -254,6 +254,17 @@ class App:
         field.fill(str(value))
         field.press("Enter")
 
+    def open_page(self, label: str) -> None:
+        """Open a mode's page from the navigation at the top, as a user would."""
+        self.page.get_by_role("link", name=label, exact=True).click()
+        poll(lambda: self.idle() and f"/{self._path_of(label)}" in self.location(), label)
+
+    @staticmethod
+    def _path_of(label: str) -> str:
+        from attnviz.ui.modes import MODES
+
+        return next(mode.name for mode in MODES if mode.label == label)
+
     def open_tab(self, name: str) -> None:
         """Open one of the result tabs."""
         self.page.get_by_role("tab", name=name, exact=True).click()

@@ -1,9 +1,11 @@
-"""Documented size limits for every public entry point.
+"""Documented size limits for every public entry point and every page.
 
 The app and the package share these numbers so that the limits users read in error messages,
-the README and the UI are always the same ones the code enforces.
+the README and the UI are always the same ones the code enforces. Drawing sizes (pixels, ticks)
+are not limits and live with the figures.
 """
 
+# Attention inputs (compute_attention, the explorer)
 MAX_TOKENS = 4096  # most queries T or keys S in one attention matrix
 MAX_FEATURES = 1024  # most features Dq, Dk, Dv (and concat units U)
 MAX_BATCH = 1024  # most sequences B in one batch
@@ -11,12 +13,31 @@ MAX_SCORE_CELLS = MAX_TOKENS * MAX_TOKENS  # most B*T*S cells across the whole b
 MAX_INPUT_CELLS = MAX_TOKENS * MAX_FEATURES  # most numbers in one Q, K or V matrix (per batch item)
 MAX_TEXT_CHARS = 1_000_000  # most characters of matrix text the parser reads
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # most bytes of one uploaded CSV / JSON / .npy file
+MATRIX_FILE_TYPES = ("csv", "tsv", "txt", "json", "npy")  # file endings a matrix upload may have
 MAX_SENTENCE_CHARS = 20_000  # most characters in one sentence
 MAX_SENTENCES = 64  # most sentences encoded together
 MAX_ABS_VALUE = 1e15  # largest magnitude of any input number (keeps float32 scores finite)
+MAX_SEED = 2**32 - 1  # largest accepted `seed` (numpy's seed range)
+
+# Multi-head attention and the decoder stack
 MAX_HEADS = 16  # most attention heads H
-MAX_LAYERS = 12  # most decoder layers N
+MAX_LAYERS = 12  # most decoder layers N of the decoder stack
 MAX_D_FF = 4 * MAX_FEATURES  # most feed-forward units of a decoder layer
 MAX_VOCAB = MAX_TOKENS  # most token ids of the decoder's vocabulary
 MAX_DECODER_TOKENS = MAX_TOKENS  # most B·T target (and B·S source) tokens in one decoder run
-MAX_SEED = 2**32 - 1  # largest accepted `seed` (numpy's seed range)
+MAX_DECODER_PAGE_BATCH = 64  # most sequences the Decoder page runs at once (a few s of CPU)
+MAX_DECODER_PAGE_SIDE = 64  # most target or source tokens on the Decoder page
+
+# Trained models (attnviz.learn)
+MAX_UNITS = 256  # most units E, U or A of a seq2seq network
+MAX_TRAINED_LAYERS = 6  # most encoder (and decoder) layers of a trained Transformer
+MAX_TRAINED_D_MODEL = 256  # most model features of a trained Transformer
+MAX_EPOCHS = 200  # most epochs one training run may ask for
+MAX_TRAIN_PAIRS = 200_000  # most training (or validation) pairs of one run
+MAX_TRAIN_BATCH = 4096  # most pairs per gradient step
+MAX_PAIRS = 1_000_000  # most pairs one `make_pairs` call draws
+
+# Training in the app (one run per server at a time, so every session's share is small)
+APP_MAX_EPOCHS = 30  # most epochs of a run started from the Learn page
+APP_TIME_LIMIT = 90.0  # seconds of training at most per run started from the Learn page
+APP_TRAIN_PAIRS = (500, 1_000, 2_000, 5_000, 10_000, 20_000)  # pairs a Learn run may draw

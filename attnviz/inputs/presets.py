@@ -85,3 +85,8 @@ def load_preset(path: Path) -> Preset:
 def load_presets(folder: Path) -> dict[str, Preset]:
     """Every preset in `folder`, by name, in file order."""
     return {p.stem: load_preset(p) for p in sorted(Path(folder).glob("*.json"))}
+
+
+def shipped_presets() -> dict[str, Preset]:
+    """The presets that come with attnviz."""
+    return load_presets(Path(__file__).resolve().parents[2] / "assets" / "presets")

@@ -29,34 +29,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import keras
-import numpy as np
 from keras import ops
 
 from attnviz.core.attention import ScoredAttention
-from attnviz.core.checks import check_choice, check_int, describe
-from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.scoring import ConcatScore, DotScore, GeneralScore
+from attnviz.learn.configs import NetworkConfig
 from attnviz.learn.vocab import PAD, Vocabulary
-
-MAX_UNITS = 256  # most units E, U or A
-
-
-@dataclass(frozen=True)
-class NetworkConfig:
-    """The sizes and the score of one network (everything but the weights)."""
-
-    score: str = "dot"  # "dot", "general" or "concat"
-    scale: bool = False  # divide the scores by sqrt(D)
-    embed_dim: int = 32  # E, features of each character embedding
-    units: int = 32  # U, GRU units per encoder direction; the decoder has D = 2U
-    attention_units: int = 64  # A, the tanh layer after attention (and concat's hidden width)
-
-    def __post_init__(self) -> None:
-        check_choice(self.score, "score", SCORE_KINDS)
-        if not isinstance(self.scale, (bool, np.bool_)):
-            raise ValueError(f"`scale` must be True or False. Received: {describe(self.scale)}.")
-        for name in ("embed_dim", "units", "attention_units"):
-            check_int(getattr(self, name), name, low=1, high=MAX_UNITS)
 
 
 @dataclass(frozen=True)

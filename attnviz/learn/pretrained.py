@@ -8,8 +8,8 @@ A kind is a score ("dot", "general", "concat": a `Seq2SeqAttention` attending wi
 - `<task>_<kind>.json`: the training record (`TrainingStats`) and the fresh-pair evaluation,
   plain numbers for display.
 
-The architecture is never read from a file: `RECIPES` and `TRANSFORMER_RECIPES` (code) say how
-each task's models are built and trained, `load_pretrained` / `load_transformer` rebuild them
+The architecture is never read from a file: `recipes` (code) says how each task's models are
+built and trained, `load_pretrained` / `load_transformer` rebuild them
 from there and only fill in the weights, checking every array's shape.
 `python -m attnviz.learn.train_all` regenerates the files.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,35 +27,14 @@ import numpy as np
 from attnviz.core.checks import check_choice
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.learn.model import Seq2SeqAttention
-from attnviz.learn.network import NetworkConfig
+from attnviz.learn.recipes import KINDS, TRANSFORMER, TRANSFORMER_RECIPES, network_config
 from attnviz.learn.tasks import TASKS
 from attnviz.learn.training import TrainingStats
-from attnviz.learn.transformer import TransformerConfig, TransformerTranslator
+from attnviz.learn.transformer import TransformerTranslator
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "learn"  # the checkpoint folder
 REGENERATE = "python -m attnviz.learn.train_all"  # the command that writes the checkpoints
 TEST_SEED = 20_261_122  # make_pairs seed of the fresh pairs checkpoints are evaluated on
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How the shipped model of one task is built and trained (the same for every score)."""
-
-    network: NetworkConfig | TransformerConfig  # sizes (a seq2seq's score is set per checkpoint)
-    train: dict[str, Any] = field(default_factory=dict)  # keyword arguments of the training
-
-
-RECIPES = {
-    "dates": Recipe(NetworkConfig(), {"epochs": 4, "n_pairs": 10_000, "val_pairs": 500}),
-    "reverse": Recipe(NetworkConfig(), {"epochs": 12, "n_pairs": 20_000, "val_pairs": 500}),
-    "german_numbers": Recipe(NetworkConfig(), {"epochs": 4, "n_pairs": 10_000, "val_pairs": 500}),
-}
-TRANSFORMER = "transformer"  # the checkpoint kind of a `TransformerTranslator`
-TRANSFORMER_RECIPES = {  # tasks with a shipped Transformer (`train_transformer` arguments)
-    "dates": Recipe(TransformerConfig(), {"epochs": 20, "n_pairs": 10_000, "val_pairs": 500}),
-    "reverse": Recipe(TransformerConfig(), {"epochs": 30, "n_pairs": 20_000, "val_pairs": 500}),
-}
-KINDS = (*SCORE_KINDS, TRANSFORMER)  # every checkpoint kind
 
 
 def checkpoint_path(task: str, kind: str, suffix: str = ".npz") -> Path:
@@ -68,14 +47,6 @@ def checkpoint_path(task: str, kind: str, suffix: str = ".npz") -> Path:
 
 def _kind_of(model: Seq2SeqAttention | TransformerTranslator) -> str:
     return TRANSFORMER if isinstance(model, TransformerTranslator) else model.config.score
-
-
-def network_config(task: str, score: str) -> NetworkConfig:
-    """The network of the shipped `task` model with `score` (from `RECIPES`, not a file)."""
-    check_choice(task, "task", TASKS)
-    check_choice(score, "score", SCORE_KINDS)
-    sizes = RECIPES[task].network
-    return NetworkConfig(score, False, sizes.embed_dim, sizes.units, sizes.attention_units)
 
 
 def save_checkpoint(
@@ -139,6 +110,7 @@ def load_pretrained(task: str, score: str = "dot") -> Seq2SeqAttention:
         MissingCheckpointError: (a FileNotFoundError and a ValueError) if the weights file is
             missing; the message says how to regenerate it.
     """
+    check_choice(score, "score", SCORE_KINDS)
     config = network_config(task, score)
     path = checkpoint_path(task, score)
     if not path.is_file():

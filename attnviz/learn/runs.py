@@ -1,8 +1,9 @@
 """A training run in the background: what the app's Train button starts and its page watches.
 
-`TrainingRun.start(...)` runs `train` in a thread and returns at once; the page reads
-`run.snapshot()` as often as it likes (every epoch's report, the state, the model once done) and
-`run.stop()` asks training to end after the current epoch (the best epoch's weights are kept).
+`TrainingRun.start(task, network, training)` runs `train` in a thread and returns at once; the
+page reads `run.snapshot()` as often as it likes (every epoch's report, the state, the model once
+done) and `run.stop()` asks training to end after the current epoch (the best epoch's weights
+are kept).
 Plain Python: no Streamlit here, so the same object works in a test or a notebook.
 
 One training at a time per server (`TRAINING_SLOTS`): on two cores a second concurrent run
@@ -18,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
 from attnviz.learn.training import EpochReport, train, train_transformer
 
 TRAINING_SLOTS = threading.BoundedSemaphore(1)  # trainings running at once in this process
@@ -41,8 +43,9 @@ class RunSnapshot:
 class TrainingRun:
     """One call of `train` (or `train_transformer`) in a background thread (use `start`)."""
 
-    kwargs: dict[str, Any]  # the arguments of the training function
-    transformer: bool = False  # train a TransformerTranslator (`train_transformer`)
+    task: str  # what to train on
+    network: NetworkConfig | TransformerConfig  # the model: a TransformerConfig trains a
+    training: TrainConfig  # TransformerTranslator, a NetworkConfig a Seq2SeqAttention
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _state: str = "waiting"
@@ -53,13 +56,24 @@ class TrainingRun:
     _thread: threading.Thread | None = None
 
     @classmethod
-    def start(cls, *, transformer: bool = False, **kwargs: Any) -> TrainingRun:
-        """Start `train(**kwargs)` (`train_transformer(**kwargs)` if `transformer`) in a daemon
-        thread; it first waits for a free slot."""
-        run = cls(kwargs, transformer)
+    def start(
+        cls,
+        task: str,
+        network: NetworkConfig | TransformerConfig | None = None,
+        training: TrainConfig | None = None,
+    ) -> TrainingRun:
+        """Start `train(task, network, training)` (`train_transformer` for a TransformerConfig)
+        in a daemon thread; it first waits for a free slot. Bad arguments end the run in the
+        "failed" state, with the message."""
+        run = cls(task, network or NetworkConfig(), training or TrainConfig())
         run._thread = threading.Thread(target=run._work, name="attnviz-train", daemon=True)
         run._thread.start()
         return run
+
+    @property
+    def transformer(self) -> bool:
+        """True if the run trains a `TransformerTranslator`."""
+        return isinstance(self.network, TransformerConfig)
 
     def stop(self) -> None:
         """Ask training to end after the current epoch (or not to start, if still waiting)."""
@@ -82,7 +96,7 @@ class TrainingRun:
             return RunSnapshot(
                 self._state,
                 tuple(self._reports),
-                int(self.kwargs.get("epochs", 8)),
+                self.training.epochs,
                 self._model,
                 self._error,
                 seconds,
@@ -103,7 +117,7 @@ class TrainingRun:
             _ACTIVE.set()
             try:
                 fit = train_transformer if self.transformer else train
-                model = fit(**self.kwargs, callback=self._on_epoch)
+                model = fit(self.task, self.network, self.training, callback=self._on_epoch)
             except Exception as err:  # noqa: BLE001 - the page shows it; the server stays up
                 self._finish("failed", None, f"{type(err).__name__}: {err}")
             else:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from attnviz.core.checks import check_choice, check_int, describe
+from attnviz.core.limits import MAX_PAIRS
 from attnviz.core.seeding import check_seed
 from attnviz.learn.dates import (
     FIRST_YEAR,
@@ -37,7 +38,6 @@ from attnviz.learn.numbers import draw_number_pair, number_alignment, number_cha
 Span = tuple[int, int]  # (start, end) of source characters, end excluded
 Alignment = tuple[Span | None, ...]  # one span per target character, None = comes from nowhere
 
-MAX_PAIRS = 1_000_000  # most pairs one call draws
 REVERSE_CHARS = string.ascii_lowercase + string.digits  # what "reverse" strings are made of
 REVERSE_LENGTHS = (3, 12)  # shortest and longest "reverse" string
 

@@ -17,18 +17,18 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from attnviz.core.score_kinds import SCORE_KINDS  # noqa: E402
 from attnviz.learn.metrics import evaluate  # noqa: E402
-from attnviz.learn.pretrained import (  # noqa: E402
-    RECIPES,
-    TEST_SEED,
+from attnviz.learn.pretrained import TEST_SEED, save_checkpoint  # noqa: E402
+from attnviz.learn.recipes import (  # noqa: E402
     TRANSFORMER,
     TRANSFORMER_RECIPES,
     network_config,
-    save_checkpoint,
+    training_config,
 )
 from attnviz.learn.tasks import TASKS, make_pairs  # noqa: E402
 from attnviz.learn.training import EpochReport, train, train_transformer  # noqa: E402
@@ -44,19 +44,9 @@ def _stop_when_perfect(report: EpochReport) -> bool:
 
 def _train(task: str, kind: str, seed: int):
     """Train the model of `task` and `kind` by its recipe."""
-    if kind == TRANSFORMER:
-        recipe = TRANSFORMER_RECIPES[task]
-        sizes = recipe.network
-        return train_transformer(
-            task, seed=seed, callback=_stop_when_perfect, layers=sizes.layers, heads=sizes.heads,
-            d_model=sizes.d_model, d_ff=sizes.d_ff, time_limit=600.0, **recipe.train,
-        )  # fmt: skip
-    sizes = network_config(task, kind)
-    return train(
-        task, kind, seed=seed, callback=_stop_when_perfect, units=sizes.units,
-        embed_dim=sizes.embed_dim, attention_units=sizes.attention_units, time_limit=300.0,
-        **RECIPES[task].train,
-    )  # fmt: skip
+    network, training = network_config(task, kind), training_config(task, kind)
+    fit = train_transformer if kind == TRANSFORMER else train
+    return fit(task, network, replace(training, seed=seed), callback=_stop_when_perfect)
 
 
 def train_one(task: str, score: str, seed: int) -> dict:

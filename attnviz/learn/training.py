@@ -22,45 +22,18 @@ from dataclasses import dataclass, field
 
 import keras
 
-from attnviz.core.checks import check_int, describe
-from attnviz.core.seeding import check_seed
+from attnviz.core.checks import describe
+from attnviz.learn.configs import (
+    TRANSFORMER_TRAINING,
+    NetworkConfig,
+    TrainConfig,
+    TransformerConfig,
+)
 from attnviz.learn.metrics import alignment_score, char_accuracy
 from attnviz.learn.model import Seq2SeqAttention, Translation
-from attnviz.learn.network import NetworkConfig
 from attnviz.learn.tasks import draw_pairs, get_task, make_pairs
-from attnviz.learn.transformer import TransformerConfig, TransformerTranslator
+from attnviz.learn.transformer import TransformerTranslator
 from attnviz.learn.vocab import Vocabulary
-
-MAX_EPOCHS = 200  # most epochs one run may ask for
-MAX_TRAIN_PAIRS = 200_000  # most training pairs
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """How one model is trained (the network's sizes are in `network`)."""
-
-    epochs: int = 8  # most epochs
-    n_pairs: int = 10_000  # training pairs drawn from the seed
-    val_pairs: int = 256  # validation pairs, from their own stream of the seed
-    batch_size: int = 128  # pairs per gradient step
-    learning_rate: float = 5e-3  # Adam's step size
-    time_limit: float = 120.0  # seconds of training at most (checked after every batch)
-    seed: int = 0  # seeds the pairs, the initial weights and the shuffling
-
-    def __post_init__(self) -> None:
-        check_int(self.epochs, "epochs", low=1, high=MAX_EPOCHS)
-        check_int(self.n_pairs, "n_pairs", low=1, high=MAX_TRAIN_PAIRS)
-        check_int(self.val_pairs, "val_pairs", low=1, high=MAX_TRAIN_PAIRS)
-        check_int(self.batch_size, "batch_size", low=1, high=4096)
-        check_seed(self.seed)
-        for name, low, high in (("learning_rate", 0.0, 1.0), ("time_limit", 0.0, 86_400.0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"`{name}` must be a number. Received: {describe(value)}.")
-            if not (low < value <= high and math.isfinite(value)):
-                raise ValueError(
-                    f"`{name}` must be above {low} and at most {high}. Received: {value}."
-                )
 
 
 @dataclass(frozen=True)
@@ -164,36 +137,21 @@ class _Reporter(keras.callbacks.Callback):
 
 def train(
     task: str,
-    score: str = "dot",
+    network: NetworkConfig | None = None,
+    training: TrainConfig | None = None,
     *,
-    scale: bool = False,
-    epochs: int = 8,
-    seed: int = 0,
     callback: Callback | None = None,
-    n_pairs: int = 10_000,
-    val_pairs: int = 256,
-    batch_size: int = 128,
-    learning_rate: float = 5e-3,
-    time_limit: float = 120.0,
-    units: int = 32,
-    embed_dim: int = 32,
-    attention_units: int = 64,
     probe: str | None = None,
 ) -> Seq2SeqAttention:
     """Train a seq2seq translator with attention on `task` and return it.
 
     Args:
         task: one of `TASKS`.
-        score: the attention score, "dot", "general" or "concat".
-        scale: divide the scores by sqrt(D).
-        epochs: most epochs (1-200).
-        seed: seeds the pairs, the initial weights and the shuffling.
+        network: the network's score and sizes (`NetworkConfig`; None: its defaults).
+        training: epochs, pairs, batches, step size, time limit and seed (`TrainConfig`; None:
+            its defaults); the seed draws the pairs, the initial weights and the shuffling.
         callback: called with an `EpochReport` before training (epoch 0) and after every
             epoch; returning True stops training after that epoch.
-        n_pairs: training pairs; val_pairs: validation pairs (a separate stream of the seed).
-        batch_size, learning_rate: Adam's batches and step size.
-        time_limit: most seconds of training; checked after every batch.
-        units, embed_dim, attention_units: network sizes U, E, A (see `network`).
         probe: the source whose translation and attention every report shows (default: the
             task's example).
 
@@ -202,52 +160,55 @@ def train(
         its `TrainingStats` in `.stats`.
 
     Raises:
-        ValueError: for an unknown task or score, out-of-range sizes, or a bad probe.
+        ValueError: for an unknown task, configs of the wrong kind, or a bad probe.
     """
     get_task(task)
-    network = NetworkConfig(score, scale, embed_dim, units, attention_units)  # checks them
-    settings = TrainConfig(epochs, n_pairs, val_pairs, batch_size, learning_rate, time_limit, seed)
+    network = _checked(network, NetworkConfig, "network")
+    training = _checked(training, TrainConfig, "training")
     return _built_and_fit(
-        lambda: Seq2SeqAttention(task, network, seed), task, settings, callback, probe
+        lambda: Seq2SeqAttention(task, network, training.seed), task, training, callback, probe
     )
 
 
 def train_transformer(
     task: str,
+    network: TransformerConfig | None = None,
+    training: TrainConfig | None = None,
     *,
-    epochs: int = 20,
-    seed: int = 0,
     callback: Callback | None = None,
-    n_pairs: int = 10_000,
-    val_pairs: int = 256,
-    batch_size: int = 64,
-    learning_rate: float = 1e-3,
-    time_limit: float = 120.0,
-    layers: int = 2,
-    heads: int = 4,
-    d_model: int = 64,
-    d_ff: int = 128,
     probe: str | None = None,
 ) -> TransformerTranslator:
     """Train a small encoder–decoder Transformer on `task` and return it (see `transformer`).
 
     The same loop, reports, stopping and best-epoch rule as `train`; the score is always the
-    scaled dot product. `layers`, `heads`, `d_model`, `d_ff` are the sizes of
-    `TransformerConfig`; the other arguments are `train`'s.
+    scaled dot product. `network` is a `TransformerConfig`, and `training` defaults to
+    `TRANSFORMER_TRAINING`; the other arguments are `train`'s.
 
     Returns:
         The trained `TransformerTranslator` with its `TrainingStats` in `.stats` (whose
         `val_alignment` is its best cross-attention head's alignment score).
 
     Raises:
-        ValueError: for an unknown task, out-of-range sizes, or a bad probe.
+        ValueError: for an unknown task, configs of the wrong kind, or a bad probe.
     """
     get_task(task)
-    network = TransformerConfig(layers, heads, d_model, d_ff)  # checks them
-    settings = TrainConfig(epochs, n_pairs, val_pairs, batch_size, learning_rate, time_limit, seed)
+    network = _checked(network, TransformerConfig, "network")
+    training = _checked(training or TRANSFORMER_TRAINING, TrainConfig, "training")
     return _built_and_fit(
-        lambda: TransformerTranslator(task, network, seed), task, settings, callback, probe
+        lambda: TransformerTranslator(task, network, training.seed), task, training, callback, probe
     )
+
+
+def _checked(config: object, kind: type, name: str):
+    """`config`, or `kind()` for None; a config of another kind is a ValueError."""
+    if config is None:
+        return kind()
+    if not isinstance(config, kind):
+        raise ValueError(
+            f"`{name}` must be a {kind.__name__}. Received: {describe(config)}. "
+            f"Build one with {kind.__name__}(...) (see attnviz.learn.configs)."
+        )
+    return config
 
 
 def _built_and_fit(build, task: str, settings: TrainConfig, callback, probe) -> Translator:

@@ -14,10 +14,13 @@ cross-attention's keys skip source padding; the decoder's self-attention is caus
 target padding. Decoder position t is fed `[start, c1, ..., c_{n}][t]` and predicts output
 character t (or the end token).
 
-Every attention call of a forward pass can be read (`trace`): the weights of every layer and
-head, the inputs each MultiHeadAttention got, and the layer's kernels, so each head can be
-recomputed by `multihead.compute_multihead` (tested equal). The model keeps its Keras layers and
-one `tf.function` of its own, so it survives `keras.backend.clear_session()`.
+Every attention of a forward pass can be read (`trace`): the network itself returns, beside the
+weights of every layer and head, the inputs each MultiHeadAttention got, so with the layer's
+kernels each head is recomputed by `multihead.compute_multihead` (tested equal). Nothing is
+patched: the model is shared read-only by every session of a server, and traces and
+translations run at the same time. Its three attentions are the three ways of `core.ways`
+(`WAY_FIELDS`). The model keeps its Keras layers and two `tf.function`s of its own, so it
+survives `keras.backend.clear_session()`.
 
 Training, checkpoints and scores are shared with `Seq2SeqAttention`: `training.train_transformer`,
 `pretrained.load_transformer`, `metrics.alignment_score` (for a Transformer: its best
@@ -28,60 +31,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 import keras
 import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from attnviz.core.checks import check_choice, check_int, describe, read_only
-from attnviz.core.limits import MAX_HEADS
-from attnviz.heads.inspection import inspect
+from attnviz.core.checks import check_choice, check_int, read_only
+from attnviz.core.ways import WAYS
+from attnviz.learn.configs import TransformerConfig
 from attnviz.learn.model import DECODE_CHUNK, CharTranslator, Translation
 from attnviz.learn.vocab import END, PAD, START, Vocabulary
 from attnviz.transformer.decoder_layers import DecoderLayer
 from attnviz.transformer.encoder_layers import EncoderLayer, TokenAndPositionEmbedding
-from attnviz.transformer.multihead import MultiHeadResult, _check_head_sizes, compute_multihead
+from attnviz.transformer.multihead import MultiHeadResult, compute_multihead
 
-MAX_LAYERS = 6  # most encoder (and decoder) layers of a trained Transformer
-MAX_D_MODEL = 256  # most model features
 START_LABEL = "<s>"  # how the start token is labelled
-WAYS = ("encoder self", "decoder self", "cross")  # the three attentions of a forward pass
-
-
-@dataclass(frozen=True)
-class TransformerConfig:
-    """The sizes of a trained Transformer (the score is always the scaled dot product)."""
-
-    layers: int = 2  # L, encoder layers and decoder layers
-    heads: int = 4  # H per attention
-    d_model: int = 64  # D
-    d_ff: int = 128  # F, feed-forward hidden units
-    rate: float = 0.0  # dropout while training (none: the tasks have plenty of fresh pairs)
-
-    score: ClassVar[str] = "dot"  # what `TrainingStats` and the pages read as the score
-    scale: ClassVar[bool] = True  # MultiHeadAttention divides by sqrt(Dk)
-
-    def __post_init__(self) -> None:
-        check_int(self.layers, "layers", low=1, high=MAX_LAYERS)
-        check_int(self.heads, "heads", low=1, high=MAX_HEADS)
-        check_int(self.d_model, "d_model", low=1, high=MAX_D_MODEL)
-        if self.d_model % self.heads:
-            raise ValueError(
-                f"`d_model` must be divisible by `heads`, so each head gets d_model / heads "
-                f"features. Received: d_model={self.d_model}, heads={self.heads}."
-            )
-        _check_head_sizes(self.d_model, self.heads, None, None)
-        check_int(self.d_ff, "d_ff", low=1, high=4 * MAX_D_MODEL)
-        rate = self.rate
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:
-            raise ValueError(f"`rate` must be a number from 0 up to 1. Received: {describe(rate)}.")
-
-    @property
-    def d_k(self) -> int:
-        """Query/key (and value) features per head."""
-        return self.d_model // self.heads
+END_LABEL = "</s>"  # how the end token is labelled
+WAY_FIELDS = {  # way of attention -> the `TransformerTranslation` field holding its weights
+    "bidirectional": "encoder_self",  # the encoder's self-attention
+    "causal": "decoder_self",  # the decoder's masked self-attention
+    "cross": "cross",  # the encoder–decoder attention
+}
 
 
 @dataclass(frozen=True)
@@ -97,23 +69,28 @@ class TransformerTranslation(Translation):
     cross: np.ndarray = None  # (L, H, T, S)
     decoder_tokens: tuple[str, ...] = ()  # (T,) what each decoder position was fed
 
+    def weights_of(self, way: str) -> np.ndarray:
+        """The `(L, H, ·, ·)` weights of the attention that is `way` ("bidirectional": the
+        encoder's self-attention, "causal": the decoder's, "cross")."""
+        return getattr(self, WAY_FIELDS[check_choice(way, "way", tuple(WAYS))])
+
 
 @dataclass(frozen=True)
 class TransformerTrace:
     """One forward pass of a translation, every attention call with what it was computed from."""
 
     translation: TransformerTranslation
-    results: dict[tuple[str, int], MultiHeadResult]  # (way, layer) -> the heads, recomputed
+    results: dict[tuple[str, int], MultiHeadResult]  # (way name, layer) -> the heads recomputed
     source_tokens: tuple[str, ...]  # (S,) the keys of encoder self and cross attention
     decoder_tokens: tuple[str, ...]  # (T,) what each decoder position was fed
     output_tokens: tuple[str, ...]  # (T,) what each decoder position wrote ("</s>" = end)
 
     def labels(self, way: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(row labels, column labels) of `way`'s weights."""
-        check_choice(way, "way", WAYS)
-        if way == "encoder self":
+        check_choice(way, "way", tuple(WAYS))
+        if way == "bidirectional":
             return self.source_tokens, self.source_tokens
-        if way == "decoder self":
+        if way == "causal":
             return self.decoder_tokens, self.decoder_tokens
         return self.output_tokens, self.source_tokens
 
@@ -125,6 +102,15 @@ class _Run(NamedTuple):
     encoder_self: np.ndarray  # (N, L, H, S, S)
     decoder_self: np.ndarray  # (N, L, H, T, T)
     cross: np.ndarray  # (N, L, H, T, S)
+
+
+class _Inputs(NamedTuple):
+    """What every attention of one network run was given (its query, key and value inputs)."""
+
+    encoder: np.ndarray  # (N, L, S, D) each encoder layer's input: its self-attention's Q = K = V
+    decoder: np.ndarray  # (N, L, T, D) each decoder layer's input: its self-attention's Q = K = V
+    cross_query: np.ndarray  # (N, L, T, D) each cross-attention's query input
+    memory: np.ndarray  # (N, S, D) the encoder's output: every cross-attention's K = V
 
 
 class TransformerCore(keras.layers.Layer):
@@ -145,8 +131,9 @@ class TransformerCore(keras.layers.Layer):
         self.decoder_layers = [DecoderLayer(*sizes, name=f"decoder_layer_{i}") for i in n]
         self.logits = keras.layers.Dense(vocab.target_size, name="logits")
 
-    def call(self, source, decoder_inputs, training=False):
-        """`source (N, S)`, `decoder_inputs (N, T)` ids -> logits and the weights per layer."""
+    def call(self, source, decoder_inputs, training=False, trace=False):
+        """`source (N, S)`, `decoder_inputs (N, T)` ids -> logits and the weights per layer; with
+        `trace`, also the inputs of every attention (`_Inputs`' fields, in order)."""
         real_source = ops.not_equal(source, PAD)  # (N, S)
         real_target = ops.not_equal(decoder_inputs, PAD)  # (N, T)
         t = ops.shape(decoder_inputs)[1]
@@ -157,18 +144,26 @@ class TransformerCore(keras.layers.Layer):
         cross_rows = ops.ones_like(decoder_inputs, dtype="bool")[:, :, None]  # (N, T, 1)
         cross_mask = ops.logical_and(cross_rows, real_source[:, None, :])  # (N, T, S)
         x = self.source_embedding(source)  # (N, S, D)
-        encoder_self = []
+        encoder_self, encoder_in = [], []
         for layer in self.encoder_layers:
+            encoder_in.append(x)  # (N, S, D)
             x, weights = layer(x, encoder_mask, training=training)  # (N, S, D), (N, H, S, S)
             encoder_self.append(weights)
         y = self.target_embedding(decoder_inputs)  # (N, T, D)
-        decoder_self, cross = [], []
+        decoder_self, cross, decoder_in, cross_in = [], [], [], []
         for layer in self.decoder_layers:
-            y, self_w, cross_w = layer(y, x, self_mask, cross_mask, training=training)
+            decoder_in.append(y)  # (N, T, D)
+            y, self_w, cross_w, query = layer(
+                y, x, self_mask, cross_mask, training=training, return_cross_query=True
+            )
             decoder_self.append(self_w)  # (N, H, T, T)
             cross.append(cross_w)  # (N, H, T, S)
-        stack = lambda ws: ops.stack(ws, axis=1)  # noqa: E731 - L x (N, H, ·, ·) -> (N, L, H, ·, ·)
-        return self.logits(y), stack(encoder_self), stack(decoder_self), stack(cross)
+            cross_in.append(query)  # (N, T, D)
+        stack = lambda ws: ops.stack(ws, axis=1)  # noqa: E731 - L x (N, ...) -> (N, L, ...)
+        outputs = (self.logits(y), stack(encoder_self), stack(decoder_self), stack(cross))
+        if trace:
+            return (*outputs, stack(encoder_in), stack(decoder_in), stack(cross_in), x)
+        return outputs
 
 
 class TransformerTranslator(CharTranslator):
@@ -189,6 +184,10 @@ class TransformerTranslator(CharTranslator):
         self._run = tf.function(
             lambda s, d: self.core(s, d, training=False), input_signature=[sources, steps]
         )  # -> logits (N, T, V), encoder self, decoder self, cross (N, L, H, ·, ·)
+        self._traced_run = tf.function(
+            lambda s, d: self.core(s, d, training=False, trace=True),
+            input_signature=[sources, steps],
+        )  # -> the same, then `_Inputs`' four fields
 
     @property
     def parameter_count(self) -> int:
@@ -229,22 +228,22 @@ class TransformerTranslator(CharTranslator):
         return {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in params.items()}
 
     def _attention_layer(self, way: str, layer: int) -> keras.layers.MultiHeadAttention:
-        check_choice(way, "way", WAYS)
+        check_choice(way, "way", tuple(WAYS))
         check_int(layer, "layer", low=0, high=self.config.layers - 1)
-        if way == "encoder self":
+        if way == "bidirectional":
             return self.core.encoder_layers[layer].multihead_attention
         decoder_layer = self.core.decoder_layers[layer]
-        if way == "decoder self":
+        if way == "causal":
             return decoder_layer.multihead_attention1
         return decoder_layer.multihead_attention2
 
     def trace(self, text: str) -> TransformerTrace:
-        """Translate `text`, then rerun that forward pass recording every attention call, and
-        recompute each call's heads from its inputs and the layer's kernels.
+        """Translate `text`, then rerun that forward pass returning every attention's inputs, and
+        recompute each attention's heads from its inputs and the layer's kernels.
 
         The recomputed weights equal the layers' own (`results[...].weights` vs the
         translation's arrays); the trace crops padding: S real source characters, T decoder
-        positions (the output and the end step).
+        positions (the output and the end step). Safe to call from many threads at once.
 
         Raises:
             ValueError: as `translate`.
@@ -253,22 +252,25 @@ class TransformerTranslator(CharTranslator):
         s, t = len(text), len(translation.decoder_tokens)
         source = self.vocab.encode_sources([text])  # (1, S_max)
         dec_in = self._decoder_inputs(translation.output)  # (1, T_max)
-        run = inspect(self.trainer, [source, dec_in])
-        sizes = {"encoder self": (s, s), "decoder self": (t, t), "cross": (t, s)}
+        inputs = _Inputs(*(np.asarray(a) for a in self._traced_run(source, dec_in)[4:]))
+        sides = {  # way -> layer -> (query input (1, T, D), key = value input (1, S, D)), cropped
+            "bidirectional": lambda i: (inputs.encoder[:, i, :s], inputs.encoder[:, i, :s]),
+            "causal": lambda i: (inputs.decoder[:, i, :t], inputs.decoder[:, i, :t]),
+            "cross": lambda i: (inputs.cross_query[:, i, :t], inputs.memory[:, :s]),
+        }
         results = {}
-        for way in WAYS:
-            calls = [c for c in run.calls if _way_of(c.path) == way]
-            for layer, call in enumerate(calls):
-                rows, cols = sizes[way]
+        for way, layer_inputs in sides.items():
+            for layer in range(self.config.layers):
+                queries, keys = layer_inputs(layer)
                 results[(way, layer)] = compute_multihead(
-                    call.inputs["query"][:, :rows],
-                    call.inputs["key"][:, :cols],
-                    call.inputs["value"][:, :cols],
+                    queries,
+                    keys,
+                    keys,
                     num_heads=self.config.heads,
-                    causal=way == "decoder self",
+                    causal=WAYS[way].causal,
                     params=self.layer_params(way, layer),
                 )
-        ends = (*translation.target_tokens, "</s>")
+        ends = (*translation.target_tokens, END_LABEL)
         return TransformerTrace(
             translation, results, translation.source_tokens, translation.decoder_tokens, ends
         )
@@ -319,10 +321,3 @@ class TransformerTranslator(CharTranslator):
                 break
             dec_in[:, t + 1] = np.where(done, PAD, ids[:, t])
         return ids, _Run(*(np.asarray(o) for o in outputs))
-
-
-def _way_of(path: str) -> str:
-    """Which of `WAYS` an attention layer's path names."""
-    if "encoder_layer" in path:
-        return "encoder self"
-    return "decoder self" if path.endswith("self_attention") else "cross"

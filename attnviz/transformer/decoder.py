@@ -48,9 +48,9 @@ from attnviz.core.limits import (
 )
 from attnviz.core.masks import build_mask, check_padding_mask
 from attnviz.core.seeding import check_seed
+from attnviz.core.ways import way_mask
 from attnviz.transformer.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
 from attnviz.transformer.multihead import _check_head_sizes
-from attnviz.transformer.ways import way_mask
 
 __all__ = [
     "Decoder",
@@ -185,7 +185,7 @@ def _decoder_masks(
         target_padding = check_padding_mask(target_padding, batch, t, name="target_padding_mask")
     if source_padding is not None:
         source_padding = check_padding_mask(source_padding, batch, s, name="source_padding_mask")
-    # the decoder's two attentions are two of the three ways (see `ways`)
+    # the decoder's two attentions are two of the three ways (see `core.ways`)
     if causal:
         self_mask = way_mask("causal", s, t, target_padding_mask=target_padding)
     else:  # look-ahead off: the target attends itself both ways

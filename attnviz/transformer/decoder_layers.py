@@ -85,11 +85,21 @@ class DecoderLayer(keras.layers.Layer):
         self.feed_forward1.build(x_shape)
         self.feed_forward2.build((*x_shape[:-1], self.sizes["d_ff"]))  # (B, T, F)
 
-    def call(self, x, encoder_output, lookahead_mask=None, padding_mask=None, training=False):
+    def call(
+        self,
+        x,
+        encoder_output,
+        lookahead_mask=None,
+        padding_mask=None,
+        training=False,
+        return_cross_query=False,
+    ):
         """`x (B, T, D)`, `encoder_output (B, S, D)`, bool masks `(B, T, T)` / `(B, T, S)`.
 
         Returns:
-            `(output (B, T, D), self-attention (B, H, T, T), cross-attention (B, H, T, S))`.
+            `(output (B, T, D), self-attention (B, H, T, T), cross-attention (B, H, T, S))`,
+            and with `return_cross_query` also the cross-attention's query input `(B, T, D)`
+            (the first Add & Norm's output), so its heads can be recomputed.
         """
         attended1, self_weights = self.multihead_attention1(
             x, x, x, attention_mask=lookahead_mask, return_attention_scores=True, training=training
@@ -108,7 +118,10 @@ class DecoderLayer(keras.layers.Layer):
         addnorm2 = self.add_norm2(addnorm1 + attended2)  # the tutorial wrongly reuses add_norm1
         hidden = self.feed_forward2(self.feed_forward1(addnorm2))  # (B, T, F) -> (B, T, D)
         hidden = self.dropout3(hidden, training=training)
-        return self.add_norm3(addnorm2 + hidden), self_weights, cross_weights
+        output = self.add_norm3(addnorm2 + hidden)
+        if return_cross_query:
+            return output, self_weights, cross_weights, addnorm1
+        return output, self_weights, cross_weights
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), **self.sizes, "rate": self.rate}

@@ -1,61 +1,162 @@
-"""Session state and the shareable URL.
+"""Session state, declared once: every key the app keeps has one `Slot` with its type and default.
 
-Controls are Streamlit widgets bound to the URL (`bind="query-params"`) and kept across reruns
-(`persist_state="session"`). Typed inputs (matrix text, sentences) go into the URL by hand, and
-only while they are small, so a copied link reopens the same view without growing without bound.
+A module that owns a piece of state declares its slots at the top (`CAUSAL = slot("causal",
+False, url=True)`) and reads and writes them only through the slot (`CAUSAL.get()`,
+`CAUSAL.set(True)`, `**CAUSAL.widget()` for the widget that shows it). Another module never
+writes those keys: it calls a function of the owner (the explorer's `open_in_explorer`, the
+sidebar's `apply_settings`). Declaring a key twice raises at import, so two modules cannot share
+one by accident.
+
+URL: controls are widgets bound to the URL (`bind="query-params"`) and kept across reruns and
+pages (`persist_state="session"`); their slot's key is the URL field, so old links keep working.
+Typed inputs (matrix text, sentences) go into the URL by hand while they are small
+(`store_texts_in_url`).
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
 import streamlit as st
 
-URL_TEXT_KEYS = ("q_text", "k_text", "v_text", "sentences", "src_text", "target")
+T = TypeVar("T")
 URL_TEXT_LIMIT = 1500  # most characters of typed input the URL carries
+_SLOTS: dict[str, Slot] = {}  # key -> its slot, every slot of the app
+_FAMILIES: dict[str, SlotFamily] = {}  # prefix -> a family of numbered or named slots
+_OWNERS: dict[str, str] = {}  # key or prefix -> the module that declared it
 
 
-MARKDOWN_SPECIALS = "\\[]$"  # links and images need [ ], and $ starts LaTeX
+@dataclass(frozen=True)
+class Slot(Generic[T]):
+    """One session-state entry."""
+
+    key: str  # the session-state key (and the URL field of a bound widget)
+    default: T  # the value before anything sets it
+    url: bool = False  # the widget showing it is bound to the URL
+    kind: type | tuple[type, ...] | None = None  # what `get` accepts; None: the default's type
+
+    def get(self) -> T:
+        """The value, or the default when unset or of the wrong type (a hand-edited link)."""
+        value = st.session_state.get(self.key, self.default)
+        kind = self.kind or (type(self.default) if self.default is not None else object)
+        if value is not None and kind is not object and not isinstance(value, kind):
+            return self.default
+        return value
+
+    def set(self, value: T) -> None:
+        """Store `value` (a widget showing this slot shows it on its next draw)."""
+        st.session_state[self.key] = value
+
+    def setdefault(self, value: T | None = None) -> T:
+        """Store `value` (or the default) unless something is stored already; return the value."""
+        if self.key not in st.session_state:
+            self.set(self.default if value is None else value)
+        return st.session_state[self.key]
+
+    def clear(self) -> None:
+        """Forget the value (back to the default)."""
+        st.session_state.pop(self.key, None)
+
+    def is_set(self) -> bool:
+        """True once something stored a value."""
+        return self.key in st.session_state
+
+    def widget(self, default_arg: str | None = None) -> dict[str, Any]:
+        """Keyword arguments for the widget that shows this slot: its key, kept across reruns and
+        pages, bound to the URL if `url`. With `default_arg` ("value", "default"), the slot's
+        default is passed as that argument, for widgets whose own default differs from it (a
+        toggle that starts on): a bound field missing from the URL means the widget's default,
+        on every page that draws it."""
+        kwargs: dict[str, Any] = {"key": self.key, "persist_state": "session"}
+        if self.url:
+            kwargs["bind"] = "query-params"
+        if default_arg is not None:
+            kwargs[default_arg] = self.default
+        return kwargs
 
 
-def plain(text: str) -> str:
-    """Text that may hold user input, made safe for Streamlit's markdown (messages, captions):
-    a backslash before [ ] and $ so it can never become a link, an image or LaTeX. (Streamlit
-    never renders HTML in markdown, so < and > show as typed.)"""
-    return "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in str(text))
+@dataclass(frozen=True)
+class SlotFamily(Generic[T]):
+    """Slots made on demand from one prefix: `PAD_KEYS.of(2)` is the slot "pad_keys_2"."""
+
+    prefix: str  # the keys are f"{prefix}_{name}"
+    default: T  # each member's default
+    url: bool = False  # the members' widgets are bound to the URL
+
+    def of(self, name: object) -> Slot[T]:
+        """The member `name` (a sequence number, a task)."""
+        return Slot(f"{self.prefix}_{name}", self.default, self.url)
+
+    def members(self) -> list[Slot[T]]:
+        """Every member stored so far."""
+        start = f"{self.prefix}_"
+        return [
+            self.of(k[len(start) :]) for k in list(st.session_state) if str(k).startswith(start)
+        ]
 
 
-def bound(key: str) -> dict:
-    """Widget keyword arguments that tie a control to the URL and keep it across reruns."""
-    return {"key": key, "bind": "query-params", "persist_state": "session"}
+def slot(key: str, default: T, *, url: bool = False, kind: Any = None) -> Slot[T]:
+    """Declare a slot (once per key in the whole app)."""
+    _claim(key, _caller())
+    declared = Slot(key, default, url, kind)
+    _SLOTS[key] = declared
+    return declared
 
 
-def initial(key: str, value, arg: str = "value") -> dict:
-    """`value=` (or `arg=`) for a widget's first draw, or nothing once its key holds a value (a
-    preset set it): Streamlit warns when a widget gets both a default and a Session State value."""
-    return {} if key in st.session_state else {arg: value}
+def slot_family(prefix: str, default: T, *, url: bool = False) -> SlotFamily[T]:
+    """Declare a family of slots `prefix_<name>` (once per prefix)."""
+    _claim(prefix, _caller())
+    family = SlotFamily(prefix, default, url)
+    _FAMILIES[prefix] = family
+    return family
 
 
-def kept(key: str) -> dict:
-    """Widget keyword arguments that keep an input across reruns and mode switches."""
-    return {"key": key, "persist_state": "session"}
+def _caller() -> str:
+    """The module that called `slot` or `slot_family`."""
+    return sys._getframe(2).f_globals.get("__name__", "?")
 
 
-def restore_texts_from_url() -> None:
-    """On a session's first run, fill the typed inputs from the URL (a shared link)."""
-    if st.session_state.get("_url_restored"):
+def _claim(key: str, owner: str) -> None:
+    """Make `owner` the one module declaring `key` (a module imported again may redeclare its
+    own keys; another module may not)."""
+    taken = {k for k in (*_SLOTS, *_FAMILIES) if k == key}
+    taken |= {p for p in _FAMILIES if key.startswith(f"{p}_") or p.startswith(f"{key}_")}
+    others = sorted(k for k in taken if _OWNERS.get(k) != owner)
+    if others:
+        raise ValueError(
+            f"The session-state key {key!r} is declared twice: {owner} declares it and "
+            f"{_OWNERS[others[0]]} declares {others[0]!r}. Declare each key once, in the module "
+            "that owns it, and import that slot."
+        )
+    _OWNERS[key] = owner
+
+
+def declared_keys() -> dict[str, Slot | SlotFamily]:
+    """Every declared key and family prefix (for tests and the URL check)."""
+    return {**_SLOTS, **_FAMILIES}
+
+
+def restore_texts_from_url(slots: Iterable[Slot[str]], restored: Slot[bool]) -> None:
+    """On a session's first run, fill the typed inputs `slots` from the URL (a shared link)."""
+    if restored.get():
         return
-    st.session_state["_url_restored"] = True
-    for key in URL_TEXT_KEYS:
-        if key in st.query_params:
-            st.session_state[key] = st.query_params[key][: URL_TEXT_LIMIT * 4]
+    restored.set(True)
+    for text in slots:
+        if text.key in st.query_params:
+            text.set(st.query_params[text.key][: URL_TEXT_LIMIT * 4])
 
 
-def store_texts_in_url(active: tuple[str, ...]) -> None:
-    """Put the active typed inputs in the URL while they are small; drop the others."""
-    total = sum(len(st.session_state.get(key) or "") for key in active)
-    for key in URL_TEXT_KEYS:
-        text = st.session_state.get(key) or ""
-        wanted = key in active and total <= URL_TEXT_LIMIT and text
-        if wanted and st.query_params.get(key) != text:
-            st.query_params[key] = text
-        elif not wanted and key in st.query_params:
-            del st.query_params[key]
+def store_texts_in_url(active: Iterable[Slot[str]], every: Iterable[Slot[str]]) -> None:
+    """Put the `active` typed inputs in the URL while they are small; drop the others."""
+    active = tuple(active)
+    total = sum(len(text.get() or "") for text in active)
+    for text in every:
+        value = text.get() or ""
+        wanted = text in active and total <= URL_TEXT_LIMIT and value
+        if wanted and st.query_params.get(text.key) != value:
+            st.query_params[text.key] = value
+        elif not wanted and text.key in st.query_params:
+            del st.query_params[text.key]

@@ -36,7 +36,7 @@ def warm_up() -> None:
         x = np.eye(2, dtype=np.float32)
         for causal in (False, True):
             compute_attention(x, x, x, causal=causal)
-        from attnviz.ui.learn import preload
+        from attnviz.ui.modes.learning import preload
 
         quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
         level = quiet.level

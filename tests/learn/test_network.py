@@ -50,18 +50,3 @@ def test_padding_does_not_change_the_encoding():
     alone = np.asarray(nets.encoder(VOCAB.encode_sources(["abc"]))[0])
     beside = np.asarray(nets.encoder(VOCAB.encode_sources(["abc", "abcdefghijkl"]))[0])
     np.testing.assert_allclose(alone[0], beside[0], atol=1e-6)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        (dict(score="bilinear"), '`score` must be one of "dot", "general", "concat"'),
-        (dict(scale="yes"), "`scale` must be True or False"),
-        (dict(units=0), "`units` must be from 1 to 256. Received: 0"),
-        (dict(embed_dim=1000), "`embed_dim` must be from 1 to 256"),
-    ],
-    ids=["score", "scale", "units", "embed"],
-)
-def test_config_checks(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        NetworkConfig(**kwargs)

@@ -3,13 +3,18 @@
 import time
 
 from attnviz.learn import runs
+from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
 from attnviz.learn.runs import TrainingRun
 
-TINY = dict(task="reverse", n_pairs=200, val_pairs=50, units=8, embed_dim=8, attention_units=8)
+TINY = NetworkConfig(units=8, embed_dim=8, attention_units=8)
+
+
+def _pairs(epochs: int, seed: int = 0) -> TrainConfig:
+    return TrainConfig(epochs, n_pairs=200, val_pairs=50, seed=seed)
 
 
 def test_a_run_reports_every_epoch_and_ends_with_its_model():
-    run = TrainingRun.start(**TINY, epochs=2, seed=3)
+    run = TrainingRun.start("reverse", TINY, _pairs(2, seed=3))
     snapshot = run.join(timeout=120)
     assert snapshot.state == "done", snapshot.error
     assert [r.epoch for r in snapshot.reports] == [0, 1, 2]  # 0 = before training
@@ -19,8 +24,9 @@ def test_a_run_reports_every_epoch_and_ends_with_its_model():
 
 
 def test_a_transformer_run_trains_the_transformer():
-    small = dict(task="reverse", n_pairs=200, val_pairs=20, layers=1, heads=2, d_model=8, d_ff=8)
-    run = TrainingRun.start(transformer=True, **small, epochs=1, seed=3)
+    small = TransformerConfig(layers=1, heads=2, d_model=8, d_ff=8)
+    run = TrainingRun.start("reverse", small, TrainConfig(1, n_pairs=200, val_pairs=20, seed=3))
+    assert run.transformer
     snapshot = run.join(timeout=120)
     assert snapshot.state == "done", snapshot.error
     assert [r.epoch for r in snapshot.reports] == [0, 1]
@@ -28,7 +34,7 @@ def test_a_transformer_run_trains_the_transformer():
 
 
 def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
-    run = TrainingRun.start(**TINY, epochs=50, seed=4)
+    run = TrainingRun.start("reverse", TINY, _pairs(50, seed=4))
     deadline = time.monotonic() + 120
     while len(run.snapshot().reports) < 2 and time.monotonic() < deadline:  # epoch 1 done
         time.sleep(0.05)
@@ -41,7 +47,7 @@ def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
 
 
 def test_a_failed_run_says_why_and_frees_the_slot():
-    run = TrainingRun.start(task="no such task")
+    run = TrainingRun.start("no such task")
     snapshot = run.join(timeout=30)
     assert snapshot.state == "failed"
     assert "ValueError" in snapshot.error and "no such task" in snapshot.error
@@ -52,7 +58,7 @@ def test_a_failed_run_says_why_and_frees_the_slot():
 def test_runs_wait_for_the_one_training_slot():
     runs.TRAINING_SLOTS.acquire()
     try:
-        run = TrainingRun.start(**TINY, epochs=1)
+        run = TrainingRun.start("reverse", TINY, _pairs(1))
         assert run.snapshot().state == "waiting"
         run.stop()  # stopped while waiting: it never trains
     finally:

@@ -1,29 +1,29 @@
 """Tests for learn/training.py: a short CI run, its per-epoch reports, determinism, stopping."""
 
 import time
+from dataclasses import replace
 
 import keras
 import numpy as np
 import pytest
 
 from attnviz.learn import train
+from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
 from attnviz.learn.model import Seq2SeqAttention
-from attnviz.learn.network import NetworkConfig
 from attnviz.learn.tasks import get_task
 from attnviz.learn.training import _Reporter, train_transformer
 
 # A small model on a few hundred pairs: ~12k parameters, 2 epochs, ~6 s on 2 cores.
-CI_RUN = dict(
-    epochs=2, n_pairs=800, val_pairs=100, batch_size=16, units=16, embed_dim=16,
-    attention_units=32, learning_rate=0.01, seed=7,
-)  # fmt: skip
-TINY = dict(n_pairs=64, val_pairs=16, batch_size=16, units=4, embed_dim=4, attention_units=4)
+CI_NETWORK = NetworkConfig("dot", units=16, embed_dim=16, attention_units=32)
+CI_TRAINING = TrainConfig(2, n_pairs=800, val_pairs=100, batch_size=16, learning_rate=0.01, seed=7)
+TINY = NetworkConfig(units=4, embed_dim=4, attention_units=4)
+TINY_TRAINING = TrainConfig(n_pairs=64, val_pairs=16, batch_size=16)
 
 
 @pytest.fixture(scope="module")
 def ci_run():
     reports = []
-    model = train("dates", "dot", callback=reports.append, **CI_RUN)
+    model = train("dates", CI_NETWORK, CI_TRAINING, callback=reports.append)
     return model, reports
 
 
@@ -64,7 +64,7 @@ def test_the_model_keeps_its_best_epoch_and_its_stats(ci_run):
 def test_same_seed_same_weights(ci_run):
     model, reports = ci_run
     again = []
-    twin = train("dates", "dot", callback=again.append, **CI_RUN)
+    twin = train("dates", CI_NETWORK, CI_TRAINING, callback=again.append)
     for a, b in zip(model.get_weights(), twin.get_weights(), strict=True):
         np.testing.assert_array_equal(a, b)
     assert [r.loss for r in again] == [r.loss for r in reports]
@@ -125,44 +125,47 @@ def test_the_adapter_keeps_the_best_weights(adapter):
 
 
 def test_returning_true_at_epoch_zero_never_trains():
-    model = train("reverse", epochs=20, callback=lambda r: True, **TINY)
+    model = train("reverse", TINY, replace(TINY_TRAINING, epochs=20), callback=lambda r: True)
     assert model.stats.epochs_run == 0 and model.stats.best_epoch == 0
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "match"),
+    ("call", "match"),
     [
-        (dict(task="french"), '`task` must be one of "dates", "reverse", "german_numbers"'),
-        (dict(score="cosine"), '`score` must be one of "dot", "general", "concat"'),
-        (dict(epochs=0), "`epochs` must be from 1 to 200. Received: 0"),
-        (dict(n_pairs=10**7), "`n_pairs` must be from 1 to 200000"),
-        (dict(learning_rate=0), "`learning_rate` must be above 0.0 and at most 1.0"),
-        (dict(time_limit=float("nan")), "`time_limit` must be above 0.0"),
-        (dict(time_limit="60"), "`time_limit` must be a number. Received: '60'"),
-        (dict(scale=1), "`scale` must be True or False"),
-        (dict(units=0), "`units` must be from 1 to 256"),
-        (dict(callback="print"), "`callback` must be a function or None"),
-        (dict(probe="22 nov 2026!"), r"`probe` holds characters the dates task does not know: '!'"),
-        (dict(seed=-3), "`seed` must be from 0 to 4294967295"),
+        (lambda: train("french"), '`task` must be one of "dates", "reverse", "german_numbers"'),
+        (lambda: NetworkConfig("cosine"), '`score` must be one of "dot", "general", "concat"'),
+        (lambda: TrainConfig(epochs=0), "`epochs` must be from 1 to 200. Received: 0"),
+        (lambda: TrainConfig(n_pairs=10**7), "`n_pairs` must be from 1 to 200000"),
+        (lambda: TrainConfig(learning_rate=0), "`learning_rate` must be above 0.0 and at most 1.0"),
+        (lambda: TrainConfig(time_limit=float("nan")), "`time_limit` must be above 0.0"),
+        (lambda: TrainConfig(time_limit="60"), "`time_limit` must be a number. Received: '60'"),
+        (lambda: NetworkConfig(scale=1), "`scale` must be True or False"),
+        (lambda: NetworkConfig(units=0), "`units` must be from 1 to 256"),
+        (lambda: train("dates", callback="print"), "`callback` must be a function or None"),
+        (lambda: train("dates", probe="22 nov 2026!"),
+         r"`probe` holds characters the dates task does not know: '!'"),
+        (lambda: TrainConfig(seed=-3), "`seed` must be from 0 to 4294967295"),
+        (lambda: train("dates", TrainConfig()), "`network` must be a NetworkConfig"),
+        (lambda: train("dates", NetworkConfig(), NetworkConfig()), "`training` must be a"),
+        (lambda: train_transformer("dates", NetworkConfig()), "must be a TransformerConfig"),
     ],
     ids=["task", "score", "epochs", "pairs", "rate", "nan", "text", "scale", "units",
-         "callback", "probe", "seed"],
+         "callback", "probe", "seed", "network-kind", "training-kind", "transformer-kind"],
 )  # fmt: skip
-def test_bad_arguments_raise_before_training(kwargs, match):
-    arguments = {"task": "dates", **kwargs}
+def test_bad_arguments_raise_before_training(call, match):
     with pytest.raises(ValueError, match=match):
-        train(**arguments)
+        call()
 
 
-SMALL_TRANSFORMER = dict(
-    epochs=2, n_pairs=400, val_pairs=40, batch_size=32, layers=1, heads=2, d_model=16, d_ff=16,
-    learning_rate=0.005, seed=5,
-)  # fmt: skip
+SMALL_TRANSFORMER = TransformerConfig(layers=1, heads=2, d_model=16, d_ff=16)
+SMALL_TRAINING = TrainConfig(
+    2, n_pairs=400, val_pairs=40, batch_size=32, learning_rate=0.005, seed=5
+)
 
 
 def test_a_transformer_trains_with_the_same_loop_reports_and_determinism():
     reports = []
-    model = train_transformer("reverse", callback=reports.append, **SMALL_TRANSFORMER)
+    model = train_transformer("reverse", SMALL_TRANSFORMER, SMALL_TRAINING, callback=reports.append)
     assert [r.epoch for r in reports] == [0, 1, 2]
     assert reports[-1].loss < 3.0 and reports[0].loss is None
     probe = reports[-1].probe
@@ -170,13 +173,13 @@ def test_a_transformer_trains_with_the_same_loop_reports_and_determinism():
     stats = model.stats
     assert (stats.score, stats.scale, stats.epochs_run) == ("dot", True, 2)
     assert 0.0 <= stats.val_alignment <= 1.0 and stats.parameters == model.parameter_count
-    again = train_transformer("reverse", **SMALL_TRANSFORMER)
+    again = train_transformer("reverse", SMALL_TRANSFORMER, SMALL_TRAINING)
     for a, b in zip(model.get_weights(), again.get_weights(), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
 def test_bad_transformer_sizes_raise_before_training():
     with pytest.raises(ValueError, match="divisible by `heads`"):
-        train_transformer("dates", heads=3)
+        train_transformer("dates", TransformerConfig(heads=3))
     with pytest.raises(ValueError, match="`probe`"):
         train_transformer("dates", probe="§")

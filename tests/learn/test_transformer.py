@@ -4,16 +4,16 @@ forward pass, the heads recomputed from their inputs, and bad input.
 Uses the shipped checkpoints (assets/learn/*_transformer.npz) and a tiny untrained model.
 """
 
+from concurrent.futures import ThreadPoolExecutor
+
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
+from attnviz.learn.configs import TransformerConfig
 from attnviz.learn.pretrained import load_transformer
-from attnviz.learn.transformer import (
-    WAYS,
-    TransformerConfig,
-    TransformerTranslator,
-)
+from attnviz.learn.transformer import TransformerTranslator
 
 TEXT = "Sunday, 22 November 2026"
 
@@ -53,15 +53,42 @@ def test_decoder_self_attention_is_causal_and_padding_is_never_attended(dates):
 def test_the_trace_recomputes_every_head_from_its_inputs_and_kernels(dates):
     trace = dates.trace(TEXT)
     t = trace.translation
-    own = {"encoder self": t.encoder_self, "decoder self": t.decoder_self, "cross": t.cross}
-    assert sorted(trace.results) == sorted((w, layer) for w in WAYS for layer in range(2))
+    own = {"bidirectional": t.encoder_self, "causal": t.decoder_self, "cross": t.cross}
+    assert sorted(trace.results) == sorted((w, layer) for w in own for layer in range(2))
     for (way, layer), result in trace.results.items():
         np.testing.assert_allclose(result.weights[0], own[way][layer], atol=2e-6)
+        np.testing.assert_array_equal(t.weights_of(way), own[way])
         assert result.settings.scale and result.d_k == 16 and result.num_heads == 4
-        assert result.settings.causal == (way == "decoder self")
+        assert result.settings.causal == (way == "causal")
     rows, cols = trace.labels("cross")
     assert rows == (*"2026-11-22", "</s>") and cols == tuple(TEXT)
-    assert trace.labels("decoder self")[0] == ("<s>", *"2026-11-22")
+    assert trace.labels("causal")[0] == ("<s>", *"2026-11-22")
+
+
+@pytest.mark.slow
+def test_threads_tracing_and_translating_one_shared_model_get_the_single_threaded_results(dates):
+    # One shipped model serves every session of a server: traces and translations run at once.
+    texts = [TEXT, "1/2/50", "NOV 22 26", "22.11.2026", "March 3, 2021", "7 Jul 1999", "12/31/49"]
+    alone = {text: (dates.trace(text), dates.translate(text)) for text in texts}
+    eager_before = tf.config.functions_run_eagerly()
+
+    def work(worker: int) -> list[str]:
+        wrong = []
+        for i in range(50):
+            text = texts[(worker + i) % len(texts)]
+            trace, translation = dates.trace(text), dates.translate(text)
+            expected_trace, expected = alone[text]
+            if translation.output != expected.output:
+                wrong.append(f"{text}: {translation.output}")
+            for key, result in trace.results.items():
+                if not np.array_equal(result.weights, expected_trace.results[key].weights):
+                    wrong.append(f"{text}: {key}")
+        return wrong
+
+    with ThreadPoolExecutor(8) as pool:
+        wrong = [w for found in pool.map(work, range(8)) for w in found]
+    assert wrong == []
+    assert tf.config.functions_run_eagerly() == eager_before  # never touched
 
 
 def test_layer_params_are_the_keras_kernels_in_compute_multihead_layout(dates):
@@ -109,20 +136,6 @@ def test_bad_input_says_what_is_wrong(dates, text, match):
         dates.translate(text)
     with pytest.raises(ValueError, match=match):
         dates.trace(text)
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "match"),
-    [
-        (dict(heads=3), "divisible by `heads`"),
-        (dict(layers=0), "`layers`"),
-        (dict(d_model=1024), "`d_model`"),
-        (dict(rate=1.0), "`rate`"),
-    ],
-)
-def test_bad_sizes_are_refused(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        TransformerConfig(**kwargs)
 
 
 def test_unknown_ways_and_layers_are_refused(dates):

@@ -4,10 +4,10 @@ import keras
 import numpy as np
 import pytest
 
+from attnviz.core.ways import way_mask
 from attnviz.inputs.text import positional_encoding
 from attnviz.transformer.decoder import Decoder, DecoderConfig, build_decoder, run_decoder
 from attnviz.transformer.multihead import compute_multihead
-from attnviz.transformer.ways import way_mask
 
 RNG = np.random.default_rng(11)
 SMALL = {"h": 2, "d_k": 4, "d_v": 3, "d_model": 8, "d_ff": 16, "n": 2, "vocab_size": 10}

@@ -393,7 +393,7 @@ def test_bad_matrix_input(at, box, text, words):
 
 
 def _sentences(at: AppTest, text: str) -> None:
-    at.button_group(key="mode").set_value("Sentences").run()
+    ui.open_mode(at, "Sentences")
     at.text_area(key="sentences").input(text).run()
 
 
@@ -499,7 +499,7 @@ def test_positional_encoding_changes_the_weights(at):
 
 
 def _cross(at: AppTest, source: str, target: str) -> None:
-    at.button_group(key="mode").set_value("Cross (two sentences)").run()
+    ui.open_mode(at, "Cross (two sentences)")
     at.text_area(key="src_text").input(source)
     at.text_area(key="target").input(target).run()
 
@@ -553,11 +553,11 @@ def test_mode_switch_keeps_every_text(at):
     at.text_area(key="q_text").input("1 x").run()  # bad input, kept across modes
     _sentences(at, "my own words")
     _cross(at, "s1 s2", "t1")
-    at.button_group(key="mode").set_value("Matrices").run()
+    ui.open_mode(at, "Matrices")
     assert at.text_area(key="q_text").value == "1 x" and "'x' is not a number" in ui.errors(at)[0]
-    at.button_group(key="mode").set_value("Sentences").run()
+    ui.open_mode(at, "Sentences")
     assert at.text_area(key="sentences").value == "my own words"
-    at.button_group(key="mode").set_value("Cross (two sentences)").run()
+    ui.open_mode(at, "Cross (two sentences)")
     assert at.text_area(key="target").value == "t1"
     ui.assert_ok(at)
 
@@ -710,16 +710,16 @@ def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypa
     # lets it through only after views that build Keras models (whose functions it frees).
     import keras
 
-    from attnviz.ui import main
+    from attnviz.ui import loading
 
     cleared = []
-    monkeypatch.setattr(main, "_KERAS_CLEAR_SESSION", [lambda **kw: cleared.append(kw)])
+    monkeypatch.setattr(loading, "_KERAS_CLEAR_SESSION", [lambda **kw: cleared.append(kw)])
     at.run()
     ui.assert_ok(at)
-    assert keras.backend.clear_session is main._clear_session_after_run
-    assert keras.utils.clear_session is not main._clear_session_after_run  # public API kept
+    assert keras.backend.clear_session is loading._clear_session_after_run
+    assert keras.utils.clear_session is not loading._clear_session_after_run  # public API kept
     at.toggle(key="causal").set_value(True).run()  # matrices: no models, the cache stays
     assert cleared == []
-    at.button_group(key="mode").set_value("Multi-head").run()
+    ui.open_mode(at, "Multi-head")
     ui.assert_ok(at)
     assert cleared == [{"free_memory": True}]  # layers were built: Keras's clear runs

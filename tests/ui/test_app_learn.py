@@ -91,7 +91,7 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     at.selectbox(key="learn_step").set_value(3).run()
     at.button[-1].click().run()
     ui.assert_ok(at)
-    assert at.session_state["mode"] == "Matrices"
+    assert ui.current_mode(at) == "matrices"
     assert "Trained weights from Learn" in ui.captions(at)
     at.session_state["view"] = "Heatmaps"
     at.run()
@@ -185,7 +185,7 @@ def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(tra
     np.testing.assert_allclose(enlarged, t.cross[best], atol=1e-6)
     assert ui.chart(at, "Rollout of the encoder self-attention")
     assert ui.chart(at, "Rollout of the decoder self-attention")
-    at.selectbox(key="mv_head").set_value(("decoder self", 1, 2)).run()
+    at.selectbox(key="mv_head").set_value(("causal", 1, 2)).run()
     ui.assert_ok(at)
     blocked = ui.values(at, "decoder self · layer 1 · head 2")
     np.testing.assert_allclose(np.nan_to_num(blocked, nan=0), t.decoder_self[1, 2], atol=1e-6)
@@ -201,7 +201,7 @@ def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transfor
     at.selectbox(key="mv_head").set_value(("cross", 0, 1)).run()
     next(b for b in at.button if "step by step" in b.label).click().run()
     ui.assert_ok(at)
-    assert at.session_state["mode"] == "Matrices"
+    assert ui.current_mode(at) == "matrices"
     assert "Transformer, cross · layer 0 · head 1" in ui.captions(at)
     at.session_state["view"] = "Heatmaps"
     at.run()

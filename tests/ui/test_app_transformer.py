@@ -11,7 +11,7 @@ from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 from attnviz import encode_sentences
-from attnviz.transformer.ways import compute_way
+from attnviz.transformer.way_attention import compute_way
 
 
 def _open(mode: str, **params: str) -> AppTest:
@@ -183,23 +183,20 @@ def dates_trace():
     return load_transformer("dates").trace(DATE)
 
 
-@pytest.mark.parametrize(
-    ("way", "attention"),
-    [("bidirectional", "encoder self"), ("causal", "decoder self"), ("cross", "cross")],
-)
-def test_trained_weights_show_the_three_ways_of_one_forward_pass(dates_trace, way, attention):
+@pytest.mark.parametrize("way", ["bidirectional", "causal", "cross"])
+def test_trained_weights_show_the_three_ways_of_one_forward_pass(dates_trace, way):
     at = _open("Multi-head", mh_weights="Trained on dates", way=way, mh_layer="1")
     assert at.text_input(key="learn_text_dates").value == DATE
     assert "translates it to: 2026-11-22" in ui.captions(at)
     assert "scores × 1/√16" in ui.captions(at)
-    result = dates_trace.results[(attention, 1)]
+    result = dates_trace.results[(way, 1)]
     heads = _heads(at)
     assert len(heads) == 4
     for head, expected in zip(heads, result.weights[0], strict=True):
         np.testing.assert_allclose(head, expected, atol=1e-5)
     output = ui.values(at, "Output = Concat")
     np.testing.assert_allclose(output, result.output[0], atol=1e-4)
-    rows, cols = dates_trace.labels(attention)
+    rows, cols = dates_trace.labels(way)
     spec = ui.chart(at, "Head 0 (enlarged)")
     shown = ["␣" if c == " " else html.escape(c) for c in cols]  # "<s>" is drawn, not parsed
     assert ui.ticks(spec, "x") == shown

@@ -96,7 +96,7 @@ def test_causal_toggle_changes_the_weights(app: App):
 
 def test_sentences_show_padding_tokens_as_text(app: App):
     app.open()
-    app.choose("Input", "Sentences")
+    app.open_page("Sentences")
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     app.type_text(SENTENCES, "The dog barked loudly today.\nHi there.")
     ticks = poll(lambda: "barked" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "sentence 0")
@@ -195,7 +195,7 @@ def test_bad_input_shows_its_message_and_the_page_keeps_working(app: App):
 
 def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
     app = open_app().open()
-    app.choose("Input", "Sentences")
+    app.open_page("Sentences")
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     attack = "<img src=x onerror=alert(1)>"
     app.type_text(SENTENCES, attack)
@@ -252,7 +252,7 @@ def test_multihead_grid_and_line_view_hover(app: App):
 
 def test_zoom_keeps_the_token_labels_on_their_cells(app: App):
     app.open()
-    app.choose("Input", "Sentences")
+    app.open_page("Sentences")
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     app.type_text(SENTENCES, "The cat sat on the mat")
     poll(lambda: "mat" in app.ticks(WEIGHTS) and app.idle(), "sentence labels")
@@ -275,9 +275,10 @@ def test_zoom_keeps_the_token_labels_on_their_cells(app: App):
 
 
 def _scrolled_to(locator) -> bool:
-    """Scroll `locator` into view; False if it was being redrawn (detached) meanwhile."""
+    """Scroll `locator` to the middle of the window (clear of the navigation bar at the top);
+    False if it was being redrawn (detached) meanwhile."""
     try:
-        locator.scroll_into_view_if_needed(timeout=2000)
+        locator.evaluate("e => e.scrollIntoView({block: 'center'})", timeout=2000)
     except PlaywrightError:
         return False
     return True
@@ -286,25 +287,17 @@ def _scrolled_to(locator) -> bool:
 def test_learn_trains_a_tiny_model_and_the_probe_attention_changes(app: App):
     # Reverse, 500 pairs, 3 epochs: a few seconds. The probe heatmap is redrawn after every
     # epoch; the slider under it goes back to earlier epochs, down to the untrained model.
-    query = "?mode=Learn&task=reverse&learn_model=Train&learn_epochs=3&learn_pairs=500"
+    query = "learn?task=reverse&learn_model=Train&learn_epochs=3&learn_pairs=500"
     app.open(f"{app.url}/{query}", charts=0)
     app.page.get_by_role("button", name="Train").click()
     poll(lambda: app.page.get_by_text("Trained 3 epochs").count() == 1, "training to end", 180)
-    poll(lambda: _probe_title(app, 3) != "" and app.idle(), "epoch 3's probe heatmap")
+    translate = app.page.get_by_role("tab", name="Translate")  # drawn once training has ended
+    poll(lambda: translate.count() == 1 and _probe_title(app, 3) != "" and app.idle(), "the model")
     last = app.weights(_probe_title(app, 3))
     slider = app.page.get_by_role("slider", name="Probe attention after epoch (0 = untrained)")
-
-    def back_to_epoch_0() -> bool:
-        # the page reruns once more when training ends and may redraw the slider (losing its
-        # focus) between a press and its rerun: press Home again until epoch 0 shows
-        if _probe_title(app, 0):
-            return True
-        if app.idle():
-            slider.focus()
-            slider.press("Home")
-        return False
-
-    poll(back_to_epoch_0, "the untrained model's probe heatmap")
+    slider.focus()
+    slider.press("Home")
+    poll(lambda: _probe_title(app, 0) != "", "the untrained model's probe heatmap")
     first = app.weights(_probe_title(app, 0))
     assert len(last) >= 1 and len(first[0]) == len(last[0])  # same input, other epochs
     assert not close(last[: len(first)], first[: len(last)], tol=1e-3)  # attention moved
@@ -324,7 +317,7 @@ def test_model_view_click_on_a_head_enlarges_it(app: App):
     app.open(f"{app.url}/?mode=Learn&learn_arch=Transformer&learn_tview=Model+view", charts=8)
     first = poll(lambda: next((t for t in app.chart_titles() if t.startswith("cross · ")), None),
                  "the enlarged head")  # fmt: skip
-    squares = app.page.locator(".st-key-mv-map-cross path.point")
+    squares = app.page.locator(".st-key-mv_map_cross path.point")
     poll(lambda: squares.count() == 8 or None, "the cross head map")
     target = next(i for i in range(8) if f"layer {i // 4} · head {i % 4}" not in first)
     square = squares.nth(target)

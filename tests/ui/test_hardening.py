@@ -142,7 +142,7 @@ def test_bad_upload(at, box, name, data, words):
     ("text", "words"), [c[1:] for c in SENTENCES], ids=[c[0] for c in SENTENCES]
 )
 def test_odd_sentences(at, text, words):
-    at.button_group(key="mode").set_value("Sentences").run()
+    ui.open_mode(at, "Sentences")
     at.text_area(key="sentences").input(text).run()
     assert not at.exception
     if words is WORKS:

@@ -1,16 +1,9 @@
-"""Tests for ways: the three ways of attention and their masks, pinned by hand."""
+"""Tests for core/ways.py: the three ways of attention and their masks, pinned by hand."""
 
 import numpy as np
 import pytest
 
-from attnviz.transformer.multihead import compute_multihead
-from attnviz.transformer.ways import (
-    ATTENTION_WAYS,
-    WAY_NAMES,
-    compute_way,
-    way_mask,
-    way_mask_settings,
-)
+from attnviz.core.ways import WAYS, get_way, way_mask, way_mask_settings
 
 T, F = True, False
 SOURCE_PAD = [T, T, T, F]  # 4 source tokens, the last is padding
@@ -36,14 +29,21 @@ HAND_MASKS = [
 
 
 def test_the_three_ways_each_say_in_one_line_where_they_sit():
-    assert WAY_NAMES == ("bidirectional", "causal", "cross")
-    for name, way in ATTENTION_WAYS.items():
-        assert way.name == name and way.title
+    assert tuple(WAYS) == ("bidirectional", "causal", "cross")
+    for name, way in WAYS.items():
+        assert way.name == name and way.title and way.part
         assert "\n" not in way.where and len(way.where) <= 100
-    assert "Encoder" in ATTENTION_WAYS["bidirectional"].where
-    assert "Decoder" in ATTENTION_WAYS["causal"].where
-    cross = ATTENTION_WAYS["cross"]
+    assert "Encoder" in WAYS["bidirectional"].where
+    assert "Decoder" in WAYS["causal"].where
+    cross = WAYS["cross"]
     assert (cross.queries_from, cross.keys_from, cross.causal) == ("target", "source", False)
+    assert cross.axis_titles == ("target", "source")
+
+
+def test_each_way_s_own_mask_is_causal_only_for_the_causal_way():
+    np.testing.assert_array_equal(get_way("causal").mask(3, 3), [[T, F, F], [T, T, F], [T, T, T]])
+    np.testing.assert_array_equal(get_way("cross").mask(2, 3), np.ones((2, 3), bool))
+    np.testing.assert_array_equal(get_way("bidirectional").mask(2, 2), np.ones((2, 2), bool))
 
 
 @pytest.mark.parametrize(("way", "expected"), HAND_MASKS)
@@ -70,24 +70,6 @@ def test_mask_settings_pick_the_right_padding_mask():
     cross = way_mask_settings("cross", **kwargs)
     assert not cross.causal and cross.key_padding_mask is SOURCE_PAD
     assert way_mask_settings("cross").key_padding_mask is None
-
-
-def test_compute_way_takes_queries_and_keys_from_the_right_side():
-    rng = np.random.default_rng(0)
-    source, target = rng.standard_normal((4, 8)), rng.standard_normal((3, 8))
-    pads = {"source_padding_mask": SOURCE_PAD, "target_padding_mask": TARGET_PAD}
-    cross = compute_way("cross", source, target, num_heads=2, seed=1, **pads)
-    direct = compute_multihead(
-        target, source, source, num_heads=2, seed=1, key_padding_mask=SOURCE_PAD
-    )
-    np.testing.assert_array_equal(cross.weights, direct.weights)
-    assert cross.weights.shape == (2, 3, 4)
-    causal = compute_way("causal", None, target, num_heads=2, **pads)
-    assert causal.weights.shape == (2, 3, 3)
-    np.testing.assert_array_equal(np.triu(causal.weights, k=1), 0.0)  # no future keys
-    np.testing.assert_array_equal(causal.weights[..., 2], 0.0)  # no padded key
-    encoder = compute_way("bidirectional", source, None, num_heads=2, **pads)
-    np.testing.assert_array_equal(encoder.mask, HAND_MASKS[0].values[1])
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""The three ways of attention in a Transformer, as one choice.
+"""The three ways of attention in a Transformer: one registry (`WAYS`) that the multi-head
+maths, the trained models and the pages all read, and each way's mask.
 
 Shape letters: B batch, T queries, S keys; the source is the encoder's input sentence (Ls tokens),
 the target is the decoder's input sentence (Lt tokens).
@@ -25,45 +26,61 @@ import numpy as np
 
 from attnviz.core.checks import check_choice, check_int
 from attnviz.core.limits import MAX_TOKENS
-from attnviz.core.masks import build_mask, check_padding_mask
-from attnviz.transformer.multihead import MultiHeadResult, compute_multihead
+from attnviz.core.masks import build_mask, causal_mask, check_padding_mask
 
 
 @dataclass(frozen=True)
-class AttentionWay:
+class Way:
     """One way of attention: where its queries and keys come from and how it is masked."""
 
     name: str  # "bidirectional", "causal" or "cross"
-    title: str  # a short label for a menu
+    title: str  # a label for a menu
+    part: str  # what the attention is called inside an encoder–decoder Transformer
+    short: str  # the same in two words, for a chart title
     where: str  # one line: where it sits in the Transformer
     queries_from: str  # "source" or "target"
     keys_from: str  # "source" or "target" (the values come from the same place)
     causal: bool  # add the look-ahead mask
 
+    @property
+    def axis_titles(self) -> tuple[str, str]:
+        """What the rows (queries) and columns (keys) of its weights are."""
+        return self.queries_from, self.keys_from
 
-ATTENTION_WAYS: Mapping[str, AttentionWay] = MappingProxyType(
+    def mask(self, t: int, s: int) -> np.ndarray:
+        """The bool `(T, S)` mask of the way itself (no padding), True = may attend."""
+        return causal_mask(t, s) if self.causal else np.ones((t, s), dtype=bool)
+
+
+WAYS: Mapping[str, Way] = MappingProxyType(
     {
         way.name: way
         for way in (
-            AttentionWay(
+            Way(
                 "bidirectional",
                 "Bi-directional self-attention",
+                "encoder self-attention",
+                "encoder self",
                 "Encoder self-attention: every source token attends every real source token.",
                 "source",
                 "source",
                 False,
             ),
-            AttentionWay(
+            Way(
                 "causal",
                 "Causal self-attention",
+                "decoder masked self-attention",
+                "decoder self",
                 "Decoder masked self-attention: each target token attends itself and earlier ones.",
                 "target",
                 "target",
                 True,
             ),
-            AttentionWay(
+            Way(
                 "cross",
                 "Encoder–decoder attention",
+                "encoder–decoder attention",
+                "cross",
                 "Decoder's second attention: target queries attend the encoder's source tokens.",
                 "target",
                 "source",
@@ -72,7 +89,6 @@ ATTENTION_WAYS: Mapping[str, AttentionWay] = MappingProxyType(
         )
     }
 )
-WAY_NAMES = tuple(ATTENTION_WAYS)
 
 
 @dataclass(frozen=True)
@@ -83,9 +99,9 @@ class WayMask:
     key_padding_mask: Any  # pass as `key_padding_mask`: bool (S,) or (B, S) as given, or None
 
 
-def get_way(way: str) -> AttentionWay:
-    """The `AttentionWay` named `way`, with a helpful error for an unknown name."""
-    return ATTENTION_WAYS[check_choice(way, "way", WAY_NAMES)]
+def get_way(way: str) -> Way:
+    """The `Way` named `way`, with a helpful error for an unknown name."""
+    return WAYS[check_choice(way, "way", tuple(WAYS))]
 
 
 def way_mask_settings(
@@ -128,42 +144,6 @@ def way_mask(
     if padding is not None:
         padding = check_padding_mask(padding, batch, s, name=f"{chosen.keys_from}_padding_mask")
     return build_mask(batch, t, s, causal=chosen.causal, key_padding_mask=padding)  # (B, T, S)
-
-
-def compute_way(
-    way: str,
-    source: Any,
-    target: Any,
-    *,
-    num_heads: int = 1,
-    source_padding_mask: Any = None,
-    target_padding_mask: Any = None,
-    **kwargs: Any,
-) -> MultiHeadResult:
-    """Multi-head attention the way `way` does it: picks Q/K/V and the masks, then attends.
-
-    Args:
-        way: "bidirectional", "causal" or "cross".
-        source: the encoder side `(Ls, D)` or `(B, Ls, D)`; may be None for "causal".
-        target: the decoder side `(Lt, D)` or `(B, Lt, D)`; may be None for "bidirectional".
-        source_padding_mask, target_padding_mask: as in `way_mask_settings`.
-        num_heads, **kwargs: passed on to `compute_multihead` (not `causal`/`key_padding_mask`).
-    """
-    chosen = get_way(way)
-    settings = way_mask_settings(
-        way, source_padding_mask=source_padding_mask, target_padding_mask=target_padding_mask
-    )
-    sides = {"source": source, "target": target}
-    keys = sides[chosen.keys_from]
-    return compute_multihead(
-        sides[chosen.queries_from],
-        keys,
-        keys,
-        num_heads=num_heads,
-        causal=settings.causal,
-        key_padding_mask=settings.key_padding_mask,
-        **kwargs,
-    )
 
 
 def _batch_size(padding_masks: Mapping[str, Any]) -> int:

@@ -1,47 +1,73 @@
-"""Result views: heatmaps, step by step, compare, row statistics and downloads.
+"""The explorer's results: heatmaps, lines, step by step, compare, row statistics, downloads.
 
 Each view draws one batch item (the sequence chosen in the input panel). Only the open tab is
-drawn, so a click repaints what the user looks at and nothing else.
+drawn, so a click repaints what the user looks at and nothing else. The matrices, sentences and
+cross modes build a `Problem` and hand it to `results_panel`.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 
-from attnviz.core.attention import AttentionResult, AttentionSettings, compute_attention
 from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
+from attnviz.core.settings import AttentionSettings
 from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, row_stats
 from attnviz.drawing import figures
 from attnviz.drawing.export import matrix_to_csv, result_to_json
-from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
 from attnviz.drawing.stages import STAGE_TEXT, SequenceView, cell_text, stage_figures, stage_tex
-from attnviz.ui.inputs import Problem
-from attnviz.ui.state import bound, plain
+from attnviz.inputs.problem import Problem
+from attnviz.ui.charts import chart, line_view
+from attnviz.ui.loading import back_end
+from attnviz.ui.messages import error, plain
+from attnviz.ui.sidebar import Controls
+from attnviz.ui.state import slot
+
+if TYPE_CHECKING:
+    from attnviz.core.attention import AttentionResult
 
 VIEWS = ("Heatmaps", "Lines", "Step by step", "Compare", "Row statistics", "Download")
-CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+VIEW = slot("view", VIEWS[0], url=True)  # the open tab
+CELL_I = slot("cell_i", 0, url=True)  # step by step: the query row of the explained cell
+CELL_J = slot("cell_j", 0, url=True)  # ... and its key column
+FOCUS = slot("focus", 0, url=True)  # the exact row under pooled overviews
+COMPARISONS = {
+    "mask": "Masks on / off",
+    "scale": "Scaled / unscaled",
+    "score": "Another score function",
+    "mask_value": "−∞ / −1e9",
+}
+COMPARE = slot("compare", "mask", url=True)  # what the Compare tab changes
+COMPARE_SCORE = slot("compare_score", None, url=True, kind=str)  # Compare's other score
+
+
+def show_view(name: str) -> None:
+    """Open the tab `name` on the next draw (a callback of another page)."""
+    if name not in VIEWS:
+        raise ValueError(f"Unknown view {name!r}. Views: {', '.join(VIEWS)}.")
+    VIEW.set(name)
 
 
 def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
     """Run attention on the problem; show a ValueError as a message and return None."""
     padding = problem.padding if use_padding else None
+    attention = back_end("attnviz.core.attention")
     try:  # the problem's arrays as given: compute_attention handles a batch axis
-        return compute_attention(
+        return attention.compute_attention(
             problem.query, problem.key, problem.value, key_padding_mask=padding,
             params=problem.params, **asdict(settings),
         )  # fmt: skip
     except ValueError as err:
-        st.error(
-            plain(f"These inputs and settings do not fit together: {err}"), icon=":material/error:"
-        )
+        error(plain(f"These inputs and settings do not fit together: {err}"))
         return None
 
 
-def results_panel(problem: Problem, settings: AttentionSettings, use_padding: bool) -> None:
+def results_panel(problem: Problem, controls: Controls) -> None:
     """Compute, then draw the open view of the chosen batch item."""
+    settings, use_padding = controls.settings, controls.use_padding
     result = compute(problem, settings, use_padding)
     if result is None:
         return
@@ -57,7 +83,7 @@ def results_panel(problem: Problem, settings: AttentionSettings, use_padding: bo
         padding,
     )
     _summary(problem, result, view)
-    tabs = st.tabs(VIEWS, key="view", bind="query-params", on_change="rerun")
+    tabs = st.tabs(VIEWS, key=VIEW.key, bind="query-params", on_change="rerun")
     draws = (
         heatmaps_view,
         lines_view,
@@ -96,17 +122,6 @@ def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> N
         )
 
 
-def _chart(fig, name: str) -> None:
-    config = {
-        **CHART_CONFIG,
-        "toImageButtonOptions": {
-            **CHART_CONFIG["toImageButtonOptions"],
-            "filename": f"attnviz-{name}",
-        },
-    }
-    st.plotly_chart(fig, config=config, theme="streamlit")
-
-
 def heatmaps_view(view: SequenceView) -> None:
     """Every stage as a heatmap, two per row."""
     figs = stage_figures(view)  # always all six: the page keeps its layout as controls change
@@ -121,7 +136,7 @@ def heatmaps_view(view: SequenceView) -> None:
         columns = st.columns(2)
         for column, name in zip(columns, names[start : start + 2], strict=False):
             with column:
-                _chart(figs[name], name.replace(" ", "-"))
+                chart(figs[name], name.replace(" ", "-"))
     _focus_row(view)
 
 
@@ -132,17 +147,6 @@ def lines_view(view: SequenceView) -> None:
     line_view(view.result.weights, view.rows, view.cols)
 
 
-def line_view(weights: np.ndarray, rows, cols) -> None:
-    """The line view of one weight matrix, or a note when it has too many tokens."""
-    t, s = weights.shape
-    if max(t, s) > MAX_LINE_TOKENS:
-        st.caption(f"The line view shows up to {MAX_LINE_TOKENS} tokens a side.")
-        return
-    theme = getattr(getattr(st.context, "theme", None), "type", None) or "light"
-    # our own page; the tokens inside are JSON data drawn with textContent (see lineview)
-    st.iframe(line_view_html(weights, rows, cols, theme=theme), height=line_view_height(t, s))
-
-
 def _focus_row(view: SequenceView) -> None:
     t, s = view.result.weights.shape
     if max(t, s) <= figures.MAX_SIDE:
@@ -151,9 +155,9 @@ def _focus_row(view: SequenceView) -> None:
         "These heatmaps are overviews: each cell summarises a block. Pick a query row to "
         "see its exact weights."
     )
-    i = int(st.number_input("Focus on query row", 0, t - 1, 0, **bound("focus")))
+    i = int(st.number_input("Focus on query row", 0, t - 1, 0, **FOCUS.widget()))
     r = view.result
-    _chart(
+    chart(
         figures.focus_row(
             r.weights[i],
             col_labels=view.cols,
@@ -180,32 +184,24 @@ def steps_view(view: SequenceView) -> None:
             st.markdown(f"**{caption}**")
             st.latex(tex or stage_tex(name, r))
         with right:
-            _chart(figs[name], name.replace(" ", "-"))
+            chart(figs[name], name.replace(" ", "-"))
 
 
 def _cell_arithmetic(view: SequenceView) -> None:
     t, s = view.result.weights.shape
     left, right = st.columns(2)
-    i = int(left.number_input(f"Query i (0 – {t - 1})", 0, t - 1, 0, **_clamped("cell_i", t)))
-    j = int(right.number_input(f"Key j (0 – {s - 1})", 0, s - 1, 0, **_clamped("cell_j", s)))
+    i = int(left.number_input(f"Query i (0 – {t - 1})", 0, t - 1, 0, **_clamped(CELL_I, t)))
+    j = int(right.number_input(f"Key j (0 – {s - 1})", 0, s - 1, 0, **_clamped(CELL_J, s)))
     left.caption(f"query {i}: {plain(view.rows[i])}")
     right.caption(f"key {j}: {plain(view.cols[j])}")
     step = explain_cell(view.result, view.query, view.key, int(i), int(j))
     st.code(cell_text(step, view), language=None)
 
 
-def _clamped(key: str, n: int) -> dict:
-    if not 0 <= st.session_state.get(key, 0) < n:
-        st.session_state[key] = 0
-    return bound(key)
-
-
-COMPARISONS = {
-    "mask": "Masks on / off",
-    "scale": "Scaled / unscaled",
-    "score": "Another score function",
-    "mask_value": "−∞ / −1e9",
-}
+def _clamped(cell, n: int) -> dict:
+    if not 0 <= cell.get() < n:
+        cell.set(0)
+    return cell.widget()
 
 
 def compare_view(
@@ -216,9 +212,9 @@ def compare_view(
         "Compare",
         list(COMPARISONS),
         format_func=COMPARISONS.get,
-        default="mask",
+        default=COMPARE.default,
         required=True,
-        **bound("compare"),
+        **COMPARE.widget(),
     )
     masked = not view.result.mask.all()  # some key of the viewed item is blocked
     other, other_padding, label = _other_settings(what, settings, use_padding, masked)
@@ -231,18 +227,18 @@ def compare_view(
     common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}
     columns = st.columns(3)
     with columns[0]:
-        _chart(
+        chart(
             figures.heatmap(a.weights, kind="weights", title="A: current settings", **common),
             "compare-a",
         )
     with columns[1]:
-        _chart(
+        chart(
             figures.heatmap(bb.weights, kind="weights", title=f"B: {label}", **common), "compare-b"
         )
     # float32 round-off (~1e-8) is not a difference a learner should see
     wa, wb = np.round(a.weights, 6), np.round(bb.weights, 6)
     with columns[2]:
-        _chart(figures.difference_heatmap(wa, wb, title="A − B", **common), "compare-diff")
+        chart(figures.difference_heatmap(wa, wb, title="A − B", **common), "compare-diff")
     change = float(np.abs(wa - wb).max())
     st.caption(
         f"Largest change of any weight: {change:.6g}."
@@ -263,7 +259,7 @@ def _other_settings(what: str, settings: AttentionSettings, use_padding: bool, m
         return replace(settings, mask_value=flipped), use_padding, f"masked logits {flipped}"
     if what == "score":
         kinds = [k for k in SCORE_KINDS if k != settings.score]
-        kind = st.radio("Score function B", kinds, horizontal=True, **bound("compare_score"))
+        kind = st.radio("Score function B", kinds, horizontal=True, **COMPARE_SCORE.widget())
         return replace(settings, score=kind), use_padding, f"{kind} score"
     if masked:
         return replace(settings, causal=False, window=None), False, "no masks"

@@ -1,7 +1,8 @@
-"""The model view: every layer × head of a Transformer's attentions, what each head does in
-numbers, attention rollout, and one head enlarged. Drawn for a trained Transformer's forward
-pass (`HeadsView.of_trace`) and for the Decoder mode's decoder stack. Wiring and drawing only:
-summaries and rollout are `attnviz.heads`', the figures `attnviz.drawing`'s.
+"""The model view panel: every layer × head of a Transformer's attentions, what each head does
+in numbers, attention rollout, and one head enlarged, which opens step by step in the explorer.
+Drawn for a trained Transformer's forward pass (`HeadsView.of_trace`) and for the Decoder mode's
+decoder stack. Wiring and drawing only: summaries and rollout are `attnviz.heads`', the figures
+`attnviz.drawing`'s. Imports TensorFlow: modes load it with `loading.back_end`.
 """
 
 from __future__ import annotations
@@ -9,32 +10,38 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 
+from attnviz.core.settings import AttentionSettings
+from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import CELL_MIN, GAP, head_map, model_view
 from attnviz.heads.rollout import ROLLOUT_TEX, attention_rollout
 from attnviz.heads.summaries import SUMMARY_LABELS, head_summaries, summary_table, top_heads
 from attnviz.learn.tasks import known_alignment
-from attnviz.learn.transformer import TransformerTrace
-from attnviz.transformer.multihead import MultiHeadResult
-from attnviz.ui.state import bound
-from attnviz.ui.trained import char_labels, open_in_explorer
-from attnviz.ui.views import line_view
+from attnviz.ui.charts import line_view
+from attnviz.ui.modes.matrices import LearnedWeights, open_in_explorer
+from attnviz.ui.navigation import go_to
+from attnviz.ui.shipped import char_labels
+from attnviz.ui.state import slot, slot_family
 
-WAY_TITLES = {
-    "encoder self": "Encoder self-attention",
-    "decoder self": "Decoder masked self-attention",
-    "cross": "Encoder–decoder attention",
-}
-AXIS_TITLES = {  # way -> what a trained Transformer's rows and columns are
-    "encoder self": ("source", "source"),
-    "decoder self": ("fed in", "fed in"),
+if TYPE_CHECKING:
+    from attnviz.learn.transformer import TransformerTrace
+    from attnviz.transformer.multihead import MultiHeadResult
+
+TRAINED_AXIS_TITLES = {  # way -> what a trained translator's rows and columns are
+    "bidirectional": ("source", "source"),
+    "causal": ("fed in", "fed in"),  # the decoder's positions, each fed the character before
     "cross": ("output", "source"),
 }
-HEAD_KEY = "mv_head"  # session key of the enlarged head: (way, layer, head)
+SORT_BY = slot("mv_by", next(iter(SUMMARY_LABELS)), url=True)  # the number heads are sorted by
+TOP = slot("mv_top", 2, url=True)  # how many heads are outlined
+ENLARGED = slot("mv_head", None, kind=tuple)  # the enlarged head: (way, layer, head)
+GRIDS = slot("mv_grids", None, kind=dict)  # the session's grid figures, by what they show
+HEAD_MAPS = slot_family("mv_map", None)  # mv_map_<way>: a head map's click (Streamlit's event)
 LOWER_IS_NOTABLE = ("entropy_bits", "mean_distance")  # sorted ascending: focused, local first
 GRID_PX = 480  # px the heads of one layer share in the grid, beside the summaries
 GRIDS_KEPT = 6  # grid figures a session keeps (three attentions, twice)
@@ -45,28 +52,30 @@ WIDE_GRID_PX = 860  # px when the heads do not fit beside the summaries (then th
 class HeadsView:
     """What the model view draws: some attentions of one forward pass, each `(L, H, T, S)`."""
 
-    stacks: dict[str, np.ndarray]  # way -> (L, H, T, S) weights, in drawing order
+    stacks: dict[str, np.ndarray]  # way name -> (L, H, T, S) weights, in drawing order
     labels: dict[str, tuple[list[str], list[str]]]  # way -> (row labels, column labels)
     spans: list | None = None  # cross rows' known source spans (for the alignment score)
     results: dict[tuple[str, int], MultiHeadResult] | None = None  # (way, layer) -> the heads
     # recomputed from their inputs, for the step-by-step explorer; None: not available
-    axis_titles: dict[str, tuple[str, str]] = field(default_factory=lambda: dict(AXIS_TITLES))
+    axis_titles: dict[str, tuple[str, str]] = field(  # way -> (rows, columns) titles
+        default_factory=lambda: {name: way.axis_titles for name, way in WAYS.items()}
+    )
 
     @classmethod
     def of_trace(cls, trace: TransformerTrace, task: str) -> HeadsView:
         """All three attentions of a trained Transformer's forward pass."""
         t = trace.translation
-        stacks = {"encoder self": t.encoder_self, "decoder self": t.decoder_self, "cross": t.cross}
+        stacks = {way: t.weights_of(way) for way in WAYS}
         labels = {way: tuple(char_labels(x) for x in trace.labels(way)) for way in stacks}
         try:  # the end step has no span; a wrong output has no known alignment
             spans = [*known_alignment(task, t.source, t.output), None]
         except ValueError:
             spans = None
-        return cls(stacks, labels, spans, trace.results)
+        return cls(stacks, labels, spans, trace.results, dict(TRAINED_AXIS_TITLES))
 
 
 def _slug(way: str) -> str:
-    """A widget-key form of a way: "decoder self" -> "decoder-self"."""
+    """A widget-key form of a way's name."""
     return way.replace(" ", "-")
 
 
@@ -78,9 +87,11 @@ def model_view_panel(view: HeadsView) -> None:
         "Sort and highlight heads by",
         list(SUMMARY_LABELS),
         format_func=SUMMARY_LABELS.get,
-        **bound("mv_by"),
+        **SORT_BY.widget(),
     )
-    top = int(c2.number_input("Highlight the top", 1, n_layers * n_heads, 2, **bound("mv_top")))
+    top = int(
+        c2.number_input("Highlight the top", 1, n_layers * n_heads, TOP.default, **TOP.widget())
+    )
     st.caption(
         "One small heatmap per head, on one colour scale (0 dark to 1 yellow); hover a cell for "
         "its weight. Orange outlines: the top heads by the chosen number. Click a square of a "
@@ -98,7 +109,7 @@ def model_view_panel(view: HeadsView) -> None:
 
 def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field, top: int) -> None:
     row_title, col_title = view.axis_titles[way]
-    st.subheader(f"{WAY_TITLES[way]} ({row_title} × {col_title})")
+    st.subheader(f"{get_way(way).part.capitalize()} ({row_title} × {col_title})")
     descending = field not in LOWER_IS_NOTABLE
     usable = [s for s in summaries if getattr(s, field) is not None]
     notable = ()
@@ -130,9 +141,12 @@ def _grid(stack: np.ndarray, drawn: tuple):
     way, rows, cols, notable, row_title, col_title, beside = drawn
     key = (hashlib.blake2b(stack.tobytes(), digest_size=16).hexdigest(), stack.shape,
            *(tuple(x) if isinstance(x, list) else x for x in drawn))  # fmt: skip
-    kept = st.session_state.setdefault("mv_grids", {})
+    kept = GRIDS.get()
+    if kept is None:
+        kept = {}
+        GRIDS.set(kept)
     if key not in kept:
-        mask = np.tril(np.ones(stack.shape[-2:], dtype=bool)) if way == "decoder self" else None
+        mask = get_way(way).mask(*stack.shape[-2:]) if get_way(way).causal else None
         figure = figures.frozen(model_view(
             stack, rows, cols, highlight=notable, row_title=row_title, col_title=col_title,
             blocked=None if mask is None else ~mask, grid_width=GRID_PX if beside else WIDE_GRID_PX,
@@ -144,11 +158,11 @@ def _grid(stack: np.ndarray, drawn: tuple):
 
 
 def _head_map(way: str, table: np.ndarray, label: str) -> None:
-    chosen = st.session_state.get(HEAD_KEY)
+    chosen = ENLARGED.get()
     selected = chosen[1:] if chosen and chosen[0] == way else None
     st.plotly_chart(
         head_map(table, label=label, selected=selected),
-        key=f"mv-map-{_slug(way)}",
+        key=HEAD_MAPS.of(_slug(way)).key,
         on_select=functools.partial(_clicked, way, table.shape[1]),  # no args= on plotly_chart
         selection_mode="points",
     )
@@ -159,11 +173,11 @@ def _clicked(way: str, n_heads: int) -> None:
 
     The map's points run layer by layer, head by head, so point index = layer · H + head.
     """
-    event = st.session_state.get(f"mv-map-{_slug(way)}") or {}
+    event = HEAD_MAPS.of(_slug(way)).get() or {}
     points = event.get("selection", {}).get("points", [])
     index = points[0].get("point_index") if points else None
     if isinstance(index, int):
-        st.session_state[HEAD_KEY] = (way, *divmod(index, n_heads))
+        ENLARGED.set((way, *divmod(index, n_heads)))
 
 
 def _summary_table(summaries, field: str, descending: bool) -> None:
@@ -182,7 +196,7 @@ def _summary_table(summaries, field: str, descending: bool) -> None:
 
 
 def _rollouts(view: HeadsView) -> None:
-    selves = [way for way in ("encoder self", "decoder self") if way in view.stacks]
+    selves = [way for way in view.stacks if get_way(way).queries_from == get_way(way).keys_from]
     st.subheader("Attention rollout")
     st.caption(
         "Average the heads of each layer, add the residual connection as the identity, "
@@ -198,7 +212,7 @@ def _rollouts(view: HeadsView) -> None:
         with column:
             st.plotly_chart(
                 figures.heatmap(
-                    rollout, kind="weights", title=f"Rollout of the {way}-attention",
+                    rollout, kind="weights", title=f"Rollout of the {get_way(way).short}-attention",
                     row_labels=rows, col_labels=cols, row_title=row_title,
                     col_title=col_title, annotate=False,
                 ),
@@ -228,21 +242,24 @@ def _head_options(view: HeadsView) -> list[tuple[str, int, int]]:
 def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
     st.subheader("One head, enlarged")
     options = _head_options(view)
-    if st.session_state.get(HEAD_KEY) not in options:
-        st.session_state[HEAD_KEY] = default
+    if ENLARGED.get() not in options:
+        ENLARGED.set(default)
     way, layer, head = st.selectbox(
-        "Head", options, format_func=lambda o: f"{o[0]} · layer {o[1]} · head {o[2]}", key=HEAD_KEY
+        "Head",
+        options,
+        format_func=lambda o: f"{get_way(o[0]).short} · layer {o[1]} · head {o[2]}",
+        key=ENLARGED.key,
     )
     rows, cols = view.labels[way]
     row_title, col_title = view.axis_titles[way]
     weights = view.stacks[way][layer, head]  # (T, S)
-    blocked = (np.triu(np.ones(weights.shape, dtype=bool), 1) if way == "decoder self"
-               else np.zeros(weights.shape, dtype=bool))  # fmt: skip
+    blocked = ~get_way(way).mask(*weights.shape)
+    title = f"{get_way(way).short} · layer {layer} · head {head}"
     left, right = st.columns([3, 2])
     with left:
         st.plotly_chart(
             figures.heatmap(
-                weights, kind="weights", title=f"{way} · layer {layer} · head {head}",
+                weights, kind="weights", title=title,
                 row_labels=rows, col_labels=cols, row_title=row_title,
                 col_title=col_title, blocked=blocked & (weights == 0),
                 annotate=max(weights.shape) <= 12,
@@ -258,7 +275,7 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
         f"Recomputed from the layer's inputs and trained kernels: Q, K and V of this head are "
         f"{weights.shape[0]} × {result.d_k}, {weights.shape[1]} × {result.d_k} and "
         f"{weights.shape[1]} × {result.d_v}; scores × 1/√{result.d_k}"
-        f"{', causal mask' if way == 'decoder self' else ''}."
+        f"{', causal mask' if get_way(way).causal else ''}."
     )
     st.button(
         "Open this head step by step in the Matrices explorer",
@@ -273,16 +290,18 @@ def _open_head(view: HeadsView, way: str, layer: int, head: int) -> None:
     """Open this head's Q, K and V in the Matrices explorer (a button callback)."""
     result = view.results[(way, layer)]
     rows, cols = view.labels[way]
+    learned = LearnedWeights(
+        params={},
+        labels=(tuple(rows), tuple(cols)),
+        source=f"Transformer, {get_way(way).short} · layer {layer} · head {head}",
+        note="Q, K and V are this head's projections of the layer's inputs (its trained "
+        "W_Q, W_K and W_V applied); the score is the scaled dot product.",
+    )
     open_in_explorer(
         result.query_heads[0, head],  # (T, Dk)
         result.key_heads[0, head],  # (S, Dk)
         result.value_heads[0, head],  # (S, Dv)
-        params={},
-        labels=(tuple(rows), tuple(cols)),
-        source=f"Transformer, {way} · layer {layer} · head {head}",
-        note="Q, K and V are this head's projections of the layer's inputs (its trained "
-        "W_Q, W_K and W_V applied); the score is the scaled dot product.",
-        score="dot",
-        scale=True,
-        causal=way == "decoder self",
+        learned=learned,
+        settings=AttentionSettings("dot", True, get_way(way).causal),
     )
+    go_to("matrices")

@@ -2,59 +2,98 @@
 attention, or a small Transformer), open a shipped one or train one and watch its attention
 align, translate your own text, compare the score functions, look at every head of the
 Transformer, and open one decoder step or head in the Matrices explorer. Wiring and drawing
-only: the models are `attnviz.learn`'s.
+only: the models are `attnviz.learn`'s, loaded (with TensorFlow) once the controls are drawn.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 
+from attnviz.core import limits
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
 from attnviz.drawing import figures
 from attnviz.drawing.curves import training_curves
-from attnviz.learn import TASKS, load_pretrained, make_pairs
-from attnviz.learn.pretrained import TRANSFORMER_RECIPES
-from attnviz.learn.runs import RunSnapshot, TrainingRun
-from attnviz.learn.tasks import get_task
-from attnviz.ui.inputs import _parse
-from attnviz.ui.model_view import HeadsView, model_view_panel
-from attnviz.ui.state import bound, plain
-from attnviz.ui.trained import (
-    char_labels,
-    open_in_explorer,
-    shipped_transformer,
-    task_text,
-    traced,
+from attnviz.learn.configs import (
+    TRANSFORMER_TRAINING,
+    NetworkConfig,
+    TrainConfig,
+    TransformerConfig,
 )
+from attnviz.learn.recipes import TRANSFORMER_RECIPES
+from attnviz.learn.tasks import TASKS, get_task, make_pairs
+from attnviz.ui import sidebar
+from attnviz.ui.heads_panel import HeadsView, model_view_panel
+from attnviz.ui.loading import back_end
+from attnviz.ui.messages import plain, shown
+from attnviz.ui.mode import Mode
+from attnviz.ui.modes.matrices import LearnedWeights, open_in_explorer
+from attnviz.ui.navigation import go_to
+from attnviz.ui.shipped import char_labels, shipped_transformer, task_text, traced
+from attnviz.ui.state import slot
+
+if TYPE_CHECKING:
+    from attnviz.learn.runs import RunSnapshot, TrainingRun
 
 ARCHITECTURES = ("GRU + attention", "Transformer")  # Seq2SeqAttention, TransformerTranslator
-MODEL_SOURCES = ("Shipped", "Train")  # a checkpoint from assets/learn, or one trained here
+MODEL_SOURCES = ("Shipped", "Train")  # a shipped checkpoint, or one trained here
 LEARN_VIEWS = ("Translate", "Compare scores", "One step in the explorer")
 TRANSFORMER_VIEWS = ("Translate", "Model view")
-EPOCHS = (1, 30, 6)  # (least, most, default) epochs of a run in the app
-TRANSFORMER_EPOCHS = 15  # default epochs of a Transformer run
-PAIRS = (500, 1_000, 2_000, 5_000, 10_000, 20_000)  # training pairs a run may draw
-DEFAULT_PAIRS = 10_000
-TIME_LIMIT = 90.0  # seconds of training at most per run in the app
+TASK = slot("task", TASKS[0], url=True)
+ARCHITECTURE = slot("learn_arch", ARCHITECTURES[0], url=True)
+SOURCE = slot("learn_model", MODEL_SOURCES[0], url=True)  # shipped or trained here
+SCALE = slot("learn_scale", NetworkConfig().scale, url=True)  # the GRU model's √D scaling
+EPOCHS = slot("learn_epochs", 6, url=True)  # epochs of a GRU run
+TRANSFORMER_EPOCHS = slot("learn_tepochs", 15, url=True)  # epochs of a Transformer run
+PAIRS = slot("learn_pairs", TrainConfig().n_pairs, url=True)  # training pairs of a run
+VIEW = slot("learn_view", LEARN_VIEWS[0], url=True)  # the GRU model's open tab
+TRANSFORMER_VIEW = slot("learn_tview", TRANSFORMER_VIEWS[0], url=True)  # the Transformer's
+STEP = slot("learn_step", 0)  # the decoder step opened in the explorer
+RUNS = slot("learn_runs", None, kind=dict)  # (task, model, seed...) -> this session's run
+PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
+PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
 
 
-def learn_panel(settings: AttentionSettings) -> None:
-    """The whole Learn mode."""
+def _settings_controls(transformer: bool) -> AttentionSettings:
+    """The sidebar: the score the GRU model attends with and whether it scales (off by
+    default: the shipped models do not), or a note (the Transformer's score is fixed); the
+    seed. The source padding mask is always on; there are no other masks."""
+    if transformer:
+        st.sidebar.caption(
+            "The Transformer attends with Keras's MultiHeadAttention: scaled dot product, "
+            "padding never attended, the decoder's self-attention causal."
+        )
+        return AttentionSettings("dot", True, seed=sidebar.seed_control())
+    score = sidebar.score_control()
+    scale = st.sidebar.toggle(
+        "Scale by √D",
+        help="Divide every score by the square root of the encoder's output size D.",
+        **SCALE.widget(),
+    )
+    st.sidebar.caption("The model never attends the padding after its input: that mask is fixed.")
+    return AttentionSettings(score, bool(scale), seed=sidebar.seed_control())
+
+
+def draw() -> None:
+    """The whole Learn page."""
     task = _task_picker()
     left, right = st.columns(2)
     with left:
         architecture = st.segmented_control(
-            "Model", ARCHITECTURES, default=ARCHITECTURES[0], required=True, **bound("learn_arch")
+            "Model", ARCHITECTURES, default=ARCHITECTURES[0], required=True, **ARCHITECTURE.widget()
         )
     with right:
         source = st.segmented_control(
-            "Weights", MODEL_SOURCES, default="Shipped", required=True, **bound("learn_model")
+            "Weights", MODEL_SOURCES, default=MODEL_SOURCES[0], required=True, **SOURCE.widget()
         )
     transformer = architecture == "Transformer"
+    settings = _settings_controls(transformer)
+    back_end("attnviz.learn.pretrained")  # the models need TensorFlow from here on
     if source == "Train":
         model = _training_panel(task, settings, transformer)
     else:
@@ -62,19 +101,18 @@ def learn_panel(settings: AttentionSettings) -> None:
     if model is None:
         return
     if transformer:
-        views, draws, key = TRANSFORMER_VIEWS, (_translate_view, _model_view), "learn_tview"
+        views, draws, tab = TRANSFORMER_VIEWS, (_translate_view, _model_view), TRANSFORMER_VIEW
     else:
-        draws = (_translate_view, _compare_view, _explorer_view)
-        views, key = LEARN_VIEWS, "learn_view"
-    tabs = st.tabs(views, key=key, bind="query-params", on_change="rerun")
-    for tab, draw in zip(tabs, draws, strict=True):
-        if tab.open:
-            with tab:
-                draw(model, task)
+        views, draws, tab = LEARN_VIEWS, (_translate_view, _compare_view, _explorer_view), VIEW
+    tabs = st.tabs(views, key=tab.key, bind="query-params", on_change="rerun")
+    for opened, draw_view in zip(tabs, draws, strict=True):
+        if opened.open:
+            with opened:
+                draw_view(model, task)
 
 
 def _task_picker() -> str:
-    task = st.segmented_control("Task", TASKS, default=TASKS[0], required=True, **bound("task"))
+    task = st.segmented_control("Task", TASKS, default=TASKS[0], required=True, **TASK.widget())
     spec = get_task(task)
     st.caption(f"**{spec.title}.** {spec.description}")
     pairs = make_pairs(task, 5, seed=0)
@@ -89,7 +127,7 @@ def _task_picker() -> str:
 @st.cache_resource(max_entries=12, show_spinner="Loading the shipped model…")
 def _pretrained(task: str, score: str):
     """A shipped checkpoint, loaded once per server and shared read-only by every session."""
-    return load_pretrained(task, score)
+    return back_end("attnviz.learn.pretrained").load_pretrained(task, score)
 
 
 def preload() -> None:
@@ -112,7 +150,7 @@ def _shipped_panel(task: str, settings: AttentionSettings):
 
 def _shipped(load):
     """The shipped model `load()` gives (None after showing why not), its summary and curves."""
-    model = _parse(load)
+    model = shown(load)
     if model is None:
         return None
     _model_summary(model)
@@ -156,47 +194,55 @@ def _training_panel(task: str, settings: AttentionSettings, transformer: bool = 
         key = (task, "transformer", settings.seed)
     else:
         key = (task, settings.score, settings.scale, settings.seed)
-    runs = st.session_state.setdefault("learn_runs", {})
+    runs = RUNS.get()
+    if runs is None:
+        runs = {}
+        RUNS.set(runs)
     left, middle, right = st.columns([2, 2, 1])
-    least, most, default = EPOCHS
-    epochs_key = "learn_tepochs" if transformer else "learn_epochs"
+    epochs_slot = TRANSFORMER_EPOCHS if transformer else EPOCHS
     epochs = int(
         left.slider(
-            "Epochs (at most)", least, most, TRANSFORMER_EPOCHS if transformer else default,
-            **bound(epochs_key),
+            "Epochs (at most)", 1, limits.APP_MAX_EPOCHS, epochs_slot.default,
+            **epochs_slot.widget(),
         )
     )  # fmt: skip
     n_pairs = int(
         middle.select_slider(
             "Training pairs",
-            PAIRS,
-            value=DEFAULT_PAIRS,
+            limits.APP_TRAIN_PAIRS,
+            value=PAIRS.default,
             format_func="{:,}".format,
-            **bound("learn_pairs"),
+            **PAIRS.widget(),
         )
     )
-    run: TrainingRun | None = runs.get(key)
+    run = runs.get(key)
     busy = any(r.running for r in runs.values())
     with right:
         st.write("")
         if st.button("Train", type="primary", disabled=busy, icon=":material/school:"):
-            common = dict(task=task, epochs=epochs, n_pairs=n_pairs, seed=settings.seed)
-            if transformer:
-                run = TrainingRun.start(transformer=True, **common, time_limit=TIME_LIMIT)
-            else:
-                scoring = dict(score=settings.score, scale=settings.scale)
-                run = TrainingRun.start(**common, **scoring, time_limit=TIME_LIMIT)
+            run = _start(task, settings, transformer, epochs, n_pairs)
             runs[key] = run
     st.caption(
         f"Trains on {n_pairs:,} pairs drawn from seed {settings.seed}, at most {epochs} epochs or "
-        f"{TIME_LIMIT:.0f} s; the epoch with the best validation accuracy is kept. One run at "
-        "a time per session; the model stays in your session only."
+        f"{limits.APP_TIME_LIMIT:.0f} s; the epoch with the best validation accuracy is kept. "
+        "One run at a time per session; the model stays in your session only."
     )
     if run is None:
         st.info("Press Train to train this task with these settings.", icon=":material/school:")
         return None
     snapshot = _progress(run)
     return snapshot.model
+
+
+def _start(task: str, settings: AttentionSettings, transformer: bool, epochs: int, n_pairs: int):
+    """Start a training run of the chosen model in the background."""
+    runs = back_end("attnviz.learn.runs")
+    base = TRANSFORMER_TRAINING if transformer else TrainConfig()
+    training = replace(
+        base, epochs=epochs, n_pairs=n_pairs, seed=settings.seed, time_limit=limits.APP_TIME_LIMIT
+    )
+    network = TransformerConfig() if transformer else NetworkConfig(settings.score, settings.scale)
+    return runs.TrainingRun.start(task, network, training)
 
 
 @st.fragment(run_every=1.0)
@@ -257,10 +303,13 @@ def _probe_history(snapshot: RunSnapshot) -> None:
     """The probe's attention after the chosen epoch: alignment forming out of uniform noise."""
     reports = {r.epoch: r for r in snapshot.reports}
     epochs = list(reports)
+    if PROBE_EPOCH.get() not in epochs or PROBE_EPOCH.get() == PROBE_LAST.get():
+        PROBE_EPOCH.set(epochs[-1])  # follow the newest epoch until the user picks another
+    PROBE_LAST.set(epochs[-1])
     chosen = epochs[-1]
     if len(epochs) > 1:
         chosen = st.select_slider(
-            "Probe attention after epoch (0 = untrained)", epochs, value=epochs[-1]
+            "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
         )
     probe = reports[chosen].probe
     st.plotly_chart(
@@ -292,7 +341,7 @@ def _attention_figure(translation, title: str):
 
 def _translate_view(model, task: str) -> None:
     text = task_text(task)
-    translation = _parse(lambda: model.translate(text))
+    translation = shown(lambda: model.translate(text))
     if translation is None:
         return
     st.markdown(f"**Output:** `{plain(translation.output)}`" if translation.output else "")
@@ -333,7 +382,7 @@ def _compare_view(model, task: str) -> None:
         "The shipped models of this task, one per score function, trained on the same pairs "
         "with the same seed and settings."
     )
-    models = {score: _parse(lambda s=score: _pretrained(task, s)) for score in SCORE_KINDS}
+    models = {score: shown(lambda s=score: _pretrained(task, s)) for score in SCORE_KINDS}
     if any(m is None for m in models.values()):
         return
     st.dataframe(
@@ -352,7 +401,7 @@ def _compare_view(model, task: str) -> None:
     text = task_text(task)
     columns = st.columns(len(models))
     for column, (score, other) in zip(columns, models.items(), strict=True):
-        translation = _parse(lambda o=other: o.translate(text))
+        translation = shown(lambda o=other: o.translate(text))
         if translation is None:
             return
         with column:
@@ -364,7 +413,7 @@ def _compare_view(model, task: str) -> None:
 
 def _explorer_view(model, task: str) -> None:
     text = task_text(task)
-    translation = _parse(lambda: model.translate(text))
+    translation = shown(lambda: model.translate(text))
     if translation is None or not translation.output:
         return
     steps = list(range(len(translation.output)))
@@ -372,10 +421,10 @@ def _explorer_view(model, task: str) -> None:
         "Decoder step",
         steps,
         format_func=lambda i: f"step {i}: output {char_labels(translation.target_tokens)[i]}",
-        key="learn_step",
+        **STEP.widget(),
     )
     step = min(int(step or 0), steps[-1])
-    inputs = _parse(lambda: model.attention_inputs(text, step))
+    inputs = shown(lambda: model.attention_inputs(text, step))
     if inputs is None:
         return
     d = inputs.query.shape[1]
@@ -395,11 +444,8 @@ def _explorer_view(model, task: str) -> None:
 
 
 def _open_in_explorer(inputs, task: str) -> None:
-    """Fill the Matrices mode with this step (a button callback: runs before the next draw)."""
-    open_in_explorer(
-        inputs.query,
-        inputs.keys,
-        inputs.values,
+    """Open this step in the Matrices page (a button callback: runs before the next draw)."""
+    learned = LearnedWeights(
         params=inputs.params,
         labels=(  # the step's output character; the input characters
             (char_labels(inputs.target_tokens)[inputs.step],),
@@ -408,6 +454,19 @@ def _open_in_explorer(inputs, task: str) -> None:
         source=f"{get_task(task).title}, {inputs.score} score, step {inputs.step} "
         f"(output {inputs.target_tokens[inputs.step]!r})",
         note="Q is the decoder's state at that step, K = V the encoder's outputs.",
-        score=inputs.score,
-        scale=inputs.scale,
     )
+    settings = AttentionSettings(inputs.score, inputs.scale)
+    open_in_explorer(inputs.query, inputs.keys, inputs.values, learned=learned, settings=settings)
+    go_to("matrices")
+
+
+MODE = Mode(
+    name="learn",
+    label="Learn",
+    icon=":material/school:",
+    intro="Attention that was learned: a GRU encoder–decoder with attention or a small "
+    "Transformer, trained on a small task. Open a shipped model or train one and watch its "
+    "attention align; look at every head of the Transformer in the model view.",
+    draw=draw,
+    old_names=("Learn",),
+)

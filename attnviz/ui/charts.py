@@ -1,0 +1,63 @@
+"""Charts every mode draws the same way: a plotly chart with its PNG button, the line view, and a
+grid of heads. The figures themselves are `attnviz.drawing`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attnviz.drawing import figures
+from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
+
+CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+HEADS_PER_ROW = 4
+
+
+def chart(fig, name: str, **kwargs) -> None:
+    """A plotly figure whose toolbar saves it as `attnviz-<name>.png`."""
+    config = {
+        **CHART_CONFIG,
+        "toImageButtonOptions": {
+            **CHART_CONFIG["toImageButtonOptions"],
+            "filename": f"attnviz-{name}",
+        },
+    }
+    st.plotly_chart(fig, config=config, theme="streamlit", **kwargs)
+
+
+def line_view(weights: np.ndarray, rows, cols) -> None:
+    """The line view of one `(T, S)` weight matrix, or a note when it has too many tokens."""
+    t, s = weights.shape
+    if max(t, s) > MAX_LINE_TOKENS:
+        st.caption(f"The line view shows up to {MAX_LINE_TOKENS} tokens a side.")
+        return
+    theme = getattr(getattr(st.context, "theme", None), "type", None) or "light"
+    # our own page; the tokens inside are JSON data drawn with textContent (see lineview)
+    st.iframe(line_view_html(weights, rows, cols, theme=theme), height=line_view_height(t, s))
+
+
+def head_grid(weights: np.ndarray, mask: np.ndarray, rows, cols, title: str, key: str) -> None:
+    """Every head's `(H, T, S)` weights as thumbnails, `HEADS_PER_ROW` a row, on one shared
+    colour scale; `mask (T, S)` True = allowed; `title` is formatted with `head`."""
+    h = weights.shape[0]
+    st.caption(
+        "All heads share one colour scale: weight 0 (dark) to 1 (yellow); grey = masked. "
+        "Hover a cell for its query, key and weight."
+    )
+    for start in range(0, h, HEADS_PER_ROW):
+        columns = st.columns(HEADS_PER_ROW)
+        for column, head in zip(columns, range(start, min(h, start + HEADS_PER_ROW)), strict=False):
+            with column:
+                st.plotly_chart(
+                    figures.heatmap(
+                        weights[head],
+                        kind="weights",
+                        title=title.format(head=head),
+                        row_labels=rows,
+                        col_labels=cols,
+                        blocked=~mask & (weights[head] == 0),
+                        thumbnail=True,
+                    ),
+                    key=f"{key}-{head}",
+                )

@@ -1,0 +1,83 @@
+"""Input widgets several modes share: the sentences typed for the sentence modes, how they are
+encoded, and which sequence of a batch the views show. Their slots are declared here.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnviz.core import limits
+from attnviz.inputs.text import EncodedSentences
+from attnviz.ui.messages import error
+from attnviz.ui.state import Slot, slot
+
+SENTENCES = slot("sentences", "The cat sat on the mat.\nIt slept.")  # the Sentences mode's
+SOURCE = slot("src_text", "Le chat est assis sur le tapis .")  # the encoder side's sentences
+TARGET = slot("target", "The cat sits on the mat .")  # the decoder side's sentences
+D_MODEL = slot("d_model", 16, url=True)  # embedding size of the sentence modes
+D_K = slot("d_k", 8, url=True)  # projection size Dk = Dv of the sentence modes
+POSITIONAL = slot("pos", True, url=True)  # add the sinusoidal positional encoding
+SEQUENCE = slot("seq", 0, url=True)  # the batch item the views show
+
+
+def sentence_box(text: Slot[str], label: str, height: int, default: str | None = None) -> str:
+    """A text area for sentences, one per line, kept across reruns and modes; `default` is its
+    first text when it is not the slot's own (a mode that starts with a batch of two)."""
+    text.setdefault(default)
+    return st.text_area(label, height=height, **text.widget())
+
+
+def encoding_controls() -> tuple[int, int, bool]:
+    """`(d_model, d_k, positional)`: how the sentence modes embed and project their tokens."""
+    columns = st.columns(3)
+    most = limits.MAX_FEATURES
+    d_model = columns[0].number_input(
+        "d_model (embedding size)", 1, most, D_MODEL.default, **D_MODEL.widget()
+    )
+    d_k = columns[1].number_input("Dk = Dv (projection size)", 1, most, D_K.default, **D_K.widget())
+    with columns[2]:
+        positional = st.toggle(
+            "Sinusoidal positional encoding", value=POSITIONAL.default, **POSITIONAL.widget()
+        )
+    return int(d_model), int(d_k), bool(positional)
+
+
+def positional_toggle() -> bool:
+    """Only the positional-encoding switch (the multi-head inputs size their own d_model)."""
+    return bool(
+        st.toggle("Sinusoidal positional encoding", value=POSITIONAL.default, **POSITIONAL.widget())
+    )
+
+
+def paired(source: EncodedSentences, target: EncodedSentences) -> bool:
+    """Source and target sentences pair up by line; say so next to the inputs when they don't."""
+    if len(source.sentences) == len(target.sentences):
+        return True
+    error(
+        f"Give as many target lines as source lines: they are paired by line. Received "
+        f"{len(source.sentences)} source and {len(target.sentences)} target sentences."
+    )
+    return False
+
+
+def first_sequence() -> None:
+    """Show the first sequence of a batch (new inputs came in)."""
+    SEQUENCE.set(0)
+
+
+def sequence_selector(batch: int, what: str) -> int:
+    """Which batch item the views show (hidden for a single item)."""
+    if batch <= 1:
+        SEQUENCE.set(0)
+        return 0
+    if not 0 <= SEQUENCE.get() < batch:
+        SEQUENCE.set(0)
+    return int(
+        st.number_input(
+            f"View {what} (0 – {batch - 1})",
+            min_value=0,
+            max_value=batch - 1,
+            step=1,
+            **SEQUENCE.widget(),
+        )
+    )

@@ -1,0 +1,34 @@
+"""Messages next to the input that caused them, and user text made safe for markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import streamlit as st
+
+T = TypeVar("T")
+MARKDOWN_SPECIALS = "\\[]$"  # links and images need [ ], and $ starts LaTeX
+ERROR_ICON = ":material/error:"
+
+
+def plain(text: object) -> str:
+    """Text that may hold user input, made safe for Streamlit's markdown (messages, captions):
+    a backslash before [ ] and $ so it can never become a link, an image or LaTeX. (Streamlit
+    never renders HTML in markdown, so < and > show as typed.)"""
+    return "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in str(text))
+
+
+def error(text: str) -> None:
+    """An error message (already safe text) with the error icon."""
+    st.error(text, icon=ERROR_ICON)
+
+
+def shown(read: Callable[[], T], where: str = "") -> T | None:
+    """Run `read` (a parser, a model call); show its ValueError right here, after `where`, and
+    return None, so the rest of the page keeps working and the input stays as typed."""
+    try:
+        return read()
+    except ValueError as err:
+        error(plain(f"{where}{err}"))
+        return None

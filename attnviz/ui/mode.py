@@ -1,0 +1,24 @@
+"""`Mode`: what a page of the app says about itself. Each mode is one module of
+`attnviz.ui.modes` ending in `MODE = Mode(...)`; `attnviz.ui.modes.MODES` lists them in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from attnviz.ui.state import Slot
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One page of the app."""
+
+    name: str  # its URL path ("matrices" -> /matrices) and the `?mode=` value of a link
+    label: str  # what the navigation calls it
+    icon: str  # the navigation's icon (":material/...:")
+    intro: str  # one caption under the title: what this page shows
+    draw: Callable[[], None]  # draws the page: its sidebar controls, inputs and views
+    url_texts: tuple[Slot[str], ...] = ()  # typed inputs carried in the URL while small
+    old_names: tuple[str, ...] = ()  # other `?mode=` values of older links (its old label)
+    builds_models: bool = False  # builds Keras layers or models on a run (see `loading`)

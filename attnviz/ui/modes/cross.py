@@ -1,0 +1,67 @@
+"""Cross: encoder–decoder attention between two sentences, queries from the target, keys and
+values from the source; then the explorer's results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attnviz.inputs.problem import Problem
+from attnviz.inputs.text import encode_sentences
+from attnviz.ui import results, sidebar
+from attnviz.ui.input_widgets import (
+    SOURCE,
+    TARGET,
+    encoding_controls,
+    paired,
+    sentence_box,
+    sequence_selector,
+)
+from attnviz.ui.messages import shown
+from attnviz.ui.mode import Mode
+
+
+def cross_panel(seed: int) -> Problem | None:
+    """Source and target sentences, paired by line, as a `Problem` (None after showing why
+    not): queries from the target, keys and values from the source."""
+    columns = st.columns(2)
+    with columns[0]:
+        source = sentence_box(SOURCE, "Source (keys and values), one sentence per line", 90)
+    with columns[1]:
+        target = sentence_box(TARGET, "Target (queries), one sentence per line, paired by line", 90)
+    d_model, d_k, positional = encoding_controls()
+    kwargs = {"d_model": d_model, "d_k": d_k, "seed": seed, "positional": positional}
+    src = shown(lambda: encode_sentences(source, **kwargs), "Source: ")
+    tgt = shown(lambda: encode_sentences(target, **kwargs), "Target: ")
+    if src is None or tgt is None or not paired(src, tgt):
+        return None
+    item = sequence_selector(len(src.sentences), "pair")
+    return Problem(
+        np.asarray(tgt.query),
+        np.asarray(src.key),
+        np.asarray(src.value),
+        tgt.tokens,
+        src.tokens,
+        src.padding_mask,
+        item,
+    )
+
+
+def draw() -> None:
+    """The whole Cross page."""
+    controls = sidebar.explorer_controls()
+    problem = cross_panel(controls.settings.seed)
+    if problem is not None:
+        results.results_panel(problem, controls)
+
+
+MODE = Mode(
+    name="cross",
+    label="Cross (two sentences)",
+    icon=":material/compare_arrows:",
+    intro="Encoder–decoder (cross) attention: queries come from the target sentence, keys "
+    "and values from the source sentence.",
+    draw=draw,
+    url_texts=(SOURCE, TARGET),
+)

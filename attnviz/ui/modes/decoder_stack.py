@@ -1,0 +1,184 @@
+"""Decoder: the Transformer decoder stack of the Keras tutorial, N layers, every layer's masked
+self-attention and encoder–decoder attention per head, with random weights or a shipped
+Transformer's decoder; one layer at a time or the model view. Wiring and drawing only.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz.core import limits
+from attnviz.core.ways import get_way
+from attnviz.ui.charts import head_grid
+from attnviz.ui.loading import back_end
+from attnviz.ui.messages import error, shown
+from attnviz.ui.mode import Mode
+from attnviz.ui.sidebar import seed_control
+from attnviz.ui.state import slot
+
+DECODER_VIEWS = ("One layer", "Model view")  # one layer's heads, or every layer's at once
+ATTENTIONS = {"self": "causal", "cross": "cross"}  # the decoder's two attentions -> their way
+WEIGHTS = slot("dec_weights", "Random weights", url=True)  # random, or a shipped Transformer's
+VIEW = slot("dec_view", DECODER_VIEWS[0], url=True)
+WHICH = slot("dec_which", "self", url=True)  # the attention of the layer shown
+SEQUENCE = slot("dec_seq", 0, url=True)  # the batch item shown
+LAYER = slot("dec_layer", 0, url=True)  # the random decoder's layer shown
+TRAINED_LAYER = slot("dec_tlayer", 0, url=True)  # the trained decoder's layer shown
+SIZES = (  # (slot, label, least, most); defaults: the tutorial's sizes
+    (slot("dec_batch", 64, url=True), "Batch", 1, limits.MAX_DECODER_PAGE_BATCH),
+    (slot("dec_t", 5, url=True), "Target tokens T", 1, limits.MAX_DECODER_PAGE_SIDE),
+    (slot("dec_s", 5, url=True), "Source tokens S", 1, limits.MAX_DECODER_PAGE_SIDE),
+    (slot("dec_vocab", 20, url=True), "Vocabulary", 2, limits.MAX_VOCAB),
+    (slot("dec_h", 8, url=True), "Heads h", 1, limits.MAX_HEADS),
+    (slot("dec_dmodel", 512, url=True), "d_model", 1, limits.MAX_FEATURES),
+    (slot("dec_dff", 2048, url=True), "d_ff", 1, limits.MAX_D_FF),
+    (slot("dec_n", 6, url=True), "Layers N", 1, limits.MAX_LAYERS),
+)
+
+
+@st.cache_resource(max_entries=2, show_spinner="Building and running the decoder…")
+def _run_decoder_cached(sizes: tuple[int, ...], seed: int):
+    batch, t, s, vocab, h, d_model, d_ff, n = sizes
+    decoder = back_end("attnviz.transformer.decoder")
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(0, vocab, size=(batch, t))  # (B, T) target token ids
+    memory = rng.random((batch, s, d_model))  # (B, S, D) stand-in encoder output, as in the seed
+    start = time.perf_counter()
+    result = decoder.run_decoder(
+        tokens, memory, h=h, d_k=d_model // h, d_v=d_model // h, d_model=d_model, d_ff=d_ff,
+        n=n, vocab_size=vocab, causal=True, seed=seed,
+    )  # fmt: skip
+    return result, tokens, time.perf_counter() - start
+
+
+def _random_decoder(seed: int) -> None:
+    st.caption(
+        "Masked multi-head self-attention → Add & Norm → encoder–decoder attention → "
+        "Add & Norm → feed-forward → Add & Norm, N times; dropout off at inference. "
+        "Defaults are the tutorial's sizes; token ids and the encoder output are drawn "
+        "from the seed."
+    )
+    sizes = [
+        int(column.number_input(label, low, high, size.default, **size.widget()))
+        for column, (size, label, low, high) in zip(st.columns(len(SIZES)), SIZES, strict=True)
+    ]
+    h, d_model = sizes[4], sizes[5]
+    if d_model % h:
+        error(
+            f"d_model must be divisible by the number of heads h: {d_model} is not "
+            f"divisible by {h}. Try d_model = {h * max(1, d_model // h)}."
+        )
+        return
+    run = shown(lambda: _run_decoder_cached(tuple(sizes), seed))
+    if run is None:
+        return
+    result, tokens, seconds = run
+    st.success(
+        f"Decoder output shape: {tuple(result.output.shape)} "
+        f"(batch, target tokens, d_model) · ran in {seconds:.2f} s"
+    )
+    b = int(st.number_input("Sequence", 0, tokens.shape[0] - 1, 0, **SEQUENCE.widget()))
+    rows = [f"t{j}={tok}" for j, tok in enumerate(tokens[b])]
+    sources = [f"s{j}" for j in range(result.cross_attention[0].shape[-1])]
+    stacks = {
+        "causal": np.stack([w[b] for w in result.self_attention]),  # (N, H, T, T)
+        "cross": np.stack([w[b] for w in result.cross_attention]),  # (N, H, T, S)
+    }
+    labels = {"causal": (rows, rows), "cross": (rows, sources)}
+    if _view() == "Model view":
+        heads = back_end("attnviz.ui.heads_panel")
+        heads.model_view_panel(heads.HeadsView(stacks=stacks, labels=labels))
+        return
+    n = len(result.self_attention)
+    c1, c2 = st.columns(2)
+    layer = int(c1.number_input("Layer", 0, n - 1, 0, **LAYER.widget()))
+    way = _which_attention(c2)
+    mask = (result.self_mask if way == "causal" else result.cross_mask)[b]
+    _layer_heads(stacks[way][layer], mask, *labels[way], layer)
+
+
+def _trained_decoder(task: str) -> None:
+    """The decoder of the Transformer trained on `task`, on the user's text."""
+    st.caption(
+        "The decoder layers of the Keras tutorial (masked self-attention, encoder–decoder "
+        "attention, feed-forward, each + Add & Norm), trained with a matching encoder. Its "
+        "rows are the decoder's positions: each was fed the character before (<s> first) and "
+        "wrote the next one."
+    )
+    shipped = back_end("attnviz.ui.shipped")
+    trace = shipped.shipped_trace(task)
+    if trace is None:
+        return
+    if _view() == "Model view":
+        heads = back_end("attnviz.ui.heads_panel")
+        view = heads.HeadsView.of_trace(trace, task)
+        decoder_only = {way: view.stacks[way] for way in ATTENTIONS.values()}
+        heads.model_view_panel(replace(view, stacks=decoder_only))
+        return
+    n = trace.translation.cross.shape[0]
+    c1, c2 = st.columns(2)
+    layer = int(c1.number_input("Layer", 0, n - 1, 0, **TRAINED_LAYER.widget()))
+    way = _which_attention(c2)
+    weights = trace.translation.weights_of(way)[layer]  # (H, T, ·)
+    fed = shipped.char_labels(trace.decoder_tokens)
+    if way == "causal":
+        _layer_heads(weights, get_way(way).mask(*weights.shape[-2:]), fed, fed, layer)
+    else:
+        out = shipped.char_labels(trace.output_tokens)
+        rows = [f"{a}→{b}" for a, b in zip(fed, out, strict=True)]
+        cols = shipped.char_labels(trace.source_tokens)
+        _layer_heads(weights, get_way(way).mask(*weights.shape[-2:]), rows, cols, layer)
+
+
+def _view() -> str:
+    return st.segmented_control(
+        "View", DECODER_VIEWS, default=DECODER_VIEWS[0], required=True, **VIEW.widget()
+    )
+
+
+def _which_attention(column) -> str:
+    """The way of the attention shown: "causal" (self) or "cross"."""
+    which = column.radio(
+        "Attention",
+        list(ATTENTIONS),
+        horizontal=True,
+        captions=[get_way(way).part for way in ATTENTIONS.values()],
+        **WHICH.widget(),
+    )
+    return ATTENTIONS[which]
+
+
+def _layer_heads(weights, mask, rows, cols, layer: int) -> None:
+    """One decoder layer's heads `(H, T, ·)` with their `mask (T, ·)`."""
+    head_grid(weights, mask, rows, cols, f"Layer {layer} · head {{head}}", "dec-head")
+
+
+def draw() -> None:
+    """The whole Decoder page."""
+    st.sidebar.caption(
+        "The decoder stack uses Keras's MultiHeadAttention: scaled dot product, look-ahead "
+        "mask in self-attention, masked keys weighted 0."
+    )
+    seed = seed_control()  # the one sidebar control this page has
+    shipped = back_end("attnviz.ui.shipped")
+    task = shipped.weights_choice(WEIGHTS)
+    if task is None:
+        _random_decoder(seed)
+    else:
+        _trained_decoder(task)
+
+
+MODE = Mode(
+    name="decoder",
+    label="Decoder",
+    icon=":material/layers:",
+    intro="The Transformer decoder of the Keras tutorial: N stacked decoder layers, with every "
+    "layer's self- and cross-attention per head, random or trained.",
+    draw=draw,
+    old_names=("Decoder",),
+    builds_models=True,
+)

@@ -1,0 +1,314 @@
+"""Matrices: Q, K and V typed, uploaded or drawn at random, presets, padding keys, and the
+explorer's results. Other pages open a trained attention here (`open_in_explorer`).
+
+The panel shows every error next to the input that caused it and draws no results then, so the
+rest of the page keeps working; what the user typed stays in its box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import streamlit as st
+
+from attnviz.core import limits
+from attnviz.core.settings import AttentionSettings
+from attnviz.inputs.parsing import load_matrix, parse_matrix_text
+from attnviz.inputs.presets import Preset, RandomSpec, random_qkv, shipped_presets
+from attnviz.inputs.problem import Problem
+from attnviz.ui import results, sidebar
+from attnviz.ui.input_widgets import first_sequence, sequence_selector
+from attnviz.ui.messages import error, plain, shown
+from attnviz.ui.mode import Mode
+from attnviz.ui.state import slot, slot_family
+
+DEFAULT_PRESET = "01_numpy_lab"
+SOURCES = {"type": "Type or paste", "upload": "Upload files", "random": "Random"}
+Q_TEXT = slot("q_text", "")  # the typed queries (the NumPy lab's until a session edits them)
+K_TEXT = slot("k_text", "")
+V_TEXT = slot("v_text", "")
+MATRIX_NAMES = (("queries", "Q", Q_TEXT), ("keys", "K", K_TEXT), ("values", "V", V_TEXT))
+PRESET = slot("preset", DEFAULT_PRESET)  # the preset last chosen
+SOURCE = slot("source", "type", url=True)  # where Q, K, V come from: a key of SOURCES
+PAD_KEYS = slot_family("pad_keys", [], url=True)  # pad_keys_<b>: padding keys of sequence b
+UPLOAD = slot_family("upload", None)  # upload_<Q|K|V>: the file uploader of that matrix
+UPLOADED = slot_family("uploaded", None)  # uploaded_<Q|K|V>: (file name, array) kept
+UPLOAD_TYPES = ["csv", "tsv", "txt", "json", "npy"]
+RANDOM_FIELDS = (  # (slot, label, least, most) of a seeded random draw; defaults: RandomSpec's
+    (slot("r_batch", 1, url=True), "Batch B", 1, limits.MAX_BATCH),
+    (slot("r_t", 6, url=True), "Queries T", 1, limits.MAX_TOKENS),
+    (slot("r_s", 6, url=True), "Keys S", 1, limits.MAX_TOKENS),
+    (slot("r_dk", 8, url=True), "Dk", 1, limits.MAX_FEATURES),
+    (slot("r_dv", 4, url=True), "Dv", 1, limits.MAX_FEATURES),
+    (slot("r_seed", 0, url=True), "Seed", 0, limits.MAX_SEED),
+)
+
+
+@dataclass(frozen=True)
+class LearnedWeights:
+    """A trained attention opened here: its score weights and where they came from."""
+
+    params: dict[str, np.ndarray]  # the trained score weights ({} for a dot-product head)
+    labels: tuple[tuple[str, ...], tuple[str, ...]]  # (query labels, key labels)
+    source: str  # what it is ("Dates, dot score, step 3 ...")
+    note: str  # what Q, K and V are there
+
+
+LEARNED = slot("learned", None, kind=LearnedWeights)  # the weights in use, or None: seeded
+
+
+@st.cache_resource
+def presets() -> dict[str, Preset]:
+    """The shipped presets, read once per server."""
+    return shipped_presets()
+
+
+def apply_preset(preset: Preset) -> None:
+    """Fill the inputs and switch the controls a preset asks for (a widget callback)."""
+    if preset.random:
+        SOURCE.set("random")
+        spec = preset.random
+        values = (spec.batch, spec.queries, spec.keys, spec.d_k, spec.d_v, spec.seed)
+        for (field, *_), value in zip(RANDOM_FIELDS, values, strict=True):
+            field.set(value)
+    else:
+        SOURCE.set("type")
+        _set_texts(preset.query, preset.key, preset.value)
+    for keys in PAD_KEYS.members():  # the last preset's
+        keys.set([])
+    for b, keys in enumerate(preset.padding):
+        PAD_KEYS.of(b).set(list(keys))
+    sidebar.apply_settings(dict(preset.settings))
+    first_sequence()
+    LEARNED.clear()
+
+
+def _set_texts(query: str, key: str, value: str) -> None:
+    for (_, _, text), typed in zip(MATRIX_NAMES, (query, key, value), strict=True):
+        text.set(typed)
+
+
+def _on_preset() -> None:
+    chosen = presets().get(PRESET.get())
+    if chosen:
+        apply_preset(chosen)
+
+
+def start_session() -> None:
+    """A new visitor without a shared link starts on the NumPy lab preset, settings and all.
+
+    Runs before the sidebar is drawn, so the preset may still switch its controls."""
+    if Q_TEXT.is_set():
+        return
+    preset = presets()[DEFAULT_PRESET]
+    if st.query_params:  # a shared link: its own settings, the lab's matrices unless it has some
+        typed = (preset.query, preset.key, preset.value)
+        for (_, _, text), default in zip(MATRIX_NAMES, typed, strict=True):
+            text.setdefault(default)
+        return
+    apply_preset(preset)
+    PRESET.set(DEFAULT_PRESET)
+    # Streamlit puts a bound control in the URL only when it changes after the first run, so
+    # write the preset's settings here (nothing is bound yet): a reload or a copied link then
+    # shows the same settings, not the controls' defaults.
+    st.query_params.update(sidebar.changed_settings(dict(preset.settings)))
+
+
+def open_in_explorer(
+    query: np.ndarray,
+    keys: np.ndarray,
+    values: np.ndarray,
+    *,
+    learned: LearnedWeights,
+    settings: AttentionSettings,
+) -> None:
+    """Fill this page with a trained attention's Q `(T, D)`, K, V `(S, ·)` and score weights,
+    and open its step-by-step view (a button callback of another page: it runs before the next
+    draw; the caller then switches to this page)."""
+    SOURCE.set("type")
+    _set_texts(*(_matrix_text(a) for a in (query, keys, values)))
+    LEARNED.set(learned)
+    for padding in PAD_KEYS.members():
+        padding.set([])
+    sidebar.apply_settings(
+        {"score": settings.score, "scale": settings.scale, "causal": settings.causal}
+    )
+    first_sequence()
+    results.show_view("Step by step")
+
+
+def _matrix_text(array: np.ndarray) -> str:
+    """Rows of float32 numbers with 9 significant digits: parsed back, exactly the same."""
+    return "\n".join(" ".join(f"{x:.9g}" for x in row) for row in np.asarray(array, np.float32))
+
+
+def matrix_panel() -> Problem | None:
+    """Q, K, V from typed text, uploads or a seeded random draw, plus padding keys."""
+    shipped = presets()
+    st.selectbox(
+        "Preset",
+        list(shipped),
+        format_func=lambda n: shipped[n].title,
+        on_change=_on_preset,
+        **PRESET.widget(),
+    )
+    chosen = shipped.get(PRESET.get())
+    if chosen:
+        st.caption(chosen.teaches)
+    source = st.segmented_control(
+        "Q, K, V from",
+        list(SOURCES),
+        format_func=SOURCES.get,
+        required=True,
+        **SOURCE.widget("default"),  # a preset may have set it
+    )
+    readers = {"random": _random_matrices, "upload": _uploaded_matrices}
+    arrays = readers.get(source, _typed_matrices)()
+    if arrays is None:
+        return None
+    problem = _matrix_problem(*arrays)
+    learned = LEARNED.get()
+    if problem is None or learned is None:
+        return problem
+    left, right = st.columns([4, 1])
+    left.caption(f"Trained weights from Learn: {plain(learned.source)}. {learned.note}")
+    right.button("Use seeded weights", on_click=LEARNED.clear, key="forget_learned")
+    rows, cols = learned.labels
+    if (len(rows), len(cols)) == (problem.query.shape[-2], problem.key.shape[-2]):
+        problem = replace(problem, query_labels=(rows,), key_labels=(cols,))  # Q, K unchanged
+    return replace(problem, params=learned.params)
+
+
+def _typed_matrices():
+    columns = st.columns(3)
+    arrays = []
+    for column, (name, short, text) in zip(columns, MATRIX_NAMES, strict=True):
+        with column:
+            typed = st.text_area(f"{short} ({name}): one row per line", height=150, **text.widget())
+            arrays.append(shown(lambda t=typed, s=short: parse_matrix_text(t, name=s)))
+    return None if any(a is None for a in arrays) else arrays
+
+
+def _uploaded_matrices():
+    megabytes = limits.MAX_UPLOAD_BYTES // 2**20
+    st.caption(
+        f"CSV (no header), JSON nested lists or .npy (no pickles); up to {megabytes} MB each."
+    )
+    columns = st.columns(3)
+    arrays = []
+    for column, (name, short, _) in zip(columns, MATRIX_NAMES, strict=True):
+        with column:
+            upload = st.file_uploader(
+                f"{short} ({name})", type=UPLOAD_TYPES, key=UPLOAD.of(short).key
+            )
+            arrays.append(_uploaded(upload, short))
+    return None if any(a is None for a in arrays) else arrays
+
+
+def _uploaded(upload, short: str) -> np.ndarray | None:
+    """Parse an upload; remember it so it survives a mode switch."""
+    kept = UPLOADED.of(short)
+    if upload is not None:
+        array = shown(lambda: load_matrix(upload.getvalue(), upload.name, name=short))
+        if array is not None:
+            kept.set((upload.name, array))
+        return array
+    if kept.get() is not None:
+        name, array = kept.get()
+        st.caption(f"Using {name} {array.shape}, uploaded earlier.")
+        return array
+    st.info(f"Upload {short} to continue.")
+    return None
+
+
+def _random_matrices():
+    columns = st.columns(len(RANDOM_FIELDS))
+    values = []
+    for column, (field, label, least, most) in zip(columns, RANDOM_FIELDS, strict=True):
+        values.append(
+            int(
+                column.number_input(
+                    label,
+                    min_value=least,
+                    max_value=most,
+                    value=field.default,
+                    step=1,
+                    **field.widget(),
+                )
+            )
+        )
+    spec = shown(lambda: RandomSpec(*values))
+    if spec is None:
+        return None
+    st.caption("Uniform in [0, 1), drawn with numpy from the seed, as in the Keras tutorials.")
+    return list(random_qkv(spec))
+
+
+def _matrix_problem(query, key, value) -> Problem | None:
+    ranks = {query.ndim, key.ndim, value.ndim}
+    if len(ranks) > 1:
+        error(
+            "Q, K and V must all be batches (3-D JSON / .npy) or all plain matrices. "
+            f"Received shapes Q {query.shape}, K {key.shape}, V {value.shape}."
+        )
+        return None
+    batched = query.ndim == 3
+    same_batch = not batched or query.shape[0] == key.shape[0] == value.shape[0]
+    if not same_batch or key.shape[-2] != value.shape[-2]:
+        error(
+            f"Shapes do not fit together: Q {query.shape}, K {key.shape}, V {value.shape}. "
+            "K and V need the same number of rows (one value per key), and a batch needs "
+            "the same batch size B in all three."
+        )
+        return None
+    batch = query.shape[0] if batched else 1
+    t, s = query.shape[-2], key.shape[-2]
+    item = sequence_selector(batch, "sequence")
+    padding = _padding_keys(batch, s, item)  # (B, S) or None
+    return Problem(
+        query,
+        key,
+        value,
+        ((*map(str, range(t)),),) * batch,
+        ((*map(str, range(s)),),) * batch,
+        padding if padding is None or batched else padding[0],
+        item,
+    )
+
+
+def _padding_keys(batch: int, s: int, b: int) -> np.ndarray | None:
+    """Which keys are padding, chosen per sequence; the picker of sequence `b` is shown."""
+    shown_keys = PAD_KEYS.of(b)
+    shown_keys.set([k for k in shown_keys.get() if isinstance(k, int) and 0 <= k < s])
+    label = "Padding keys" + (f" of sequence {b}" if batch > 1 else "")
+    st.multiselect(
+        label,
+        list(range(s)),
+        help="Keys marked here are padding: with the padding mask on, no query may attend them.",
+        **shown_keys.widget(),
+    )
+    padding = np.ones((batch, s), dtype=bool)
+    for item in range(batch):
+        marked = [k for k in PAD_KEYS.of(item).get() if 0 <= k < s]
+        padding[item, marked] = False
+    return None if padding.all() else padding
+
+
+def draw() -> None:
+    """The whole Matrices page."""
+    start_session()
+    controls = sidebar.explorer_controls()
+    problem = matrix_panel()
+    if problem is not None:
+        results.results_panel(problem, controls)
+
+
+MODE = Mode(
+    name="matrices",
+    label="Matrices",
+    icon=":material/grid_on:",
+    intro="Type Q, K and V (one row per line), upload them, or draw them at random.",
+    draw=draw,
+    url_texts=(Q_TEXT, K_TEXT, V_TEXT),
+)

@@ -1,0 +1,56 @@
+"""Sentences: one or more sentences attending to themselves (self-attention), tokens embedded,
+position-encoded and projected to Q, K and V with seeded weights; then the explorer's results.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnviz.inputs.problem import Problem
+from attnviz.inputs.text import encode_sentences
+from attnviz.ui import results, sidebar
+from attnviz.ui.input_widgets import SENTENCES, encoding_controls, sentence_box, sequence_selector
+from attnviz.ui.messages import shown
+from attnviz.ui.mode import Mode
+
+
+def sentence_panel(seed: int) -> Problem | None:
+    """The sentences and how they are encoded, as a `Problem` (None after showing why not)."""
+    text = sentence_box(
+        SENTENCES, "Sentences, one per line (shorter ones are padded with <pad>)", height=110
+    )
+    d_model, d_k, positional = encoding_controls()
+    enc = shown(
+        lambda: encode_sentences(text, d_model=d_model, d_k=d_k, seed=seed, positional=positional)
+    )
+    if enc is None:
+        return None
+    item = sequence_selector(len(enc.sentences), "sentence")
+    return Problem(
+        np.asarray(enc.query),
+        np.asarray(enc.key),
+        np.asarray(enc.value),
+        enc.tokens,
+        enc.tokens,
+        enc.padding_mask,
+        item,
+    )
+
+
+def draw() -> None:
+    """The whole Sentences page."""
+    controls = sidebar.explorer_controls()
+    problem = sentence_panel(controls.settings.seed)
+    if problem is not None:
+        results.results_panel(problem, controls)
+
+
+MODE = Mode(
+    name="sentences",
+    label="Sentences",
+    icon=":material/notes:",
+    intro="Each sentence attends to itself (self-attention). Tokens are embedded, "
+    "position-encoded and projected to Q, K and V with seeded weights.",
+    draw=draw,
+    url_texts=(SENTENCES,),
+)

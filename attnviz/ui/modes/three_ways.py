@@ -1,0 +1,204 @@
+"""Multi-head: one multi-head attention block in the three ways a Transformer uses it
+(bi-directional, causal, cross): every head, their average, the concatenation through W_O; with
+random weights or the weights of a shipped Transformer. Wiring and drawing only.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnviz.core import limits
+from attnviz.core.ways import WAYS, get_way
+from attnviz.drawing import figures
+from attnviz.inputs.text import encode_sentences
+from attnviz.ui import sidebar
+from attnviz.ui.charts import head_grid, line_view
+from attnviz.ui.input_widgets import (
+    SOURCE,
+    TARGET,
+    paired,
+    positional_toggle,
+    sentence_box,
+    sequence_selector,
+)
+from attnviz.ui.loading import back_end
+from attnviz.ui.messages import shown
+from attnviz.ui.mode import Mode
+from attnviz.ui.state import slot
+
+WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, or a shipped Transformer's
+WAY = slot("way", next(iter(WAYS)), url=True)  # the way of attention
+D_MODEL = slot("mh_dmodel", 16, url=True)  # d_model of the random-weights block
+HEADS = slot("mh_h", 4, url=True)  # H of the random-weights block
+LAYER = slot("mh_layer", 0, url=True)  # the trained Transformer's layer shown
+HEAD = slot("mh_head", 0, url=True)  # the enlarged head
+SIDES = {  # a side of the Transformer -> its sentences and their first text
+    "source": (SOURCE, "Le chat est assis sur le tapis .\nIl dort ."),
+    "target": (TARGET, "The cat sits on the mat .\nIt sleeps ."),
+}
+
+
+def _way_inputs(way: str, seed: int):
+    """Encode the source and/or target sentences the way needs."""
+    chosen = get_way(way)
+    st.caption(chosen.where)
+    sides = sorted({chosen.queries_from, chosen.keys_from})
+    texts = {}
+    for column, side in zip(st.columns(len(sides)), sides, strict=True):
+        text, first = SIDES[side]
+        with column:
+            texts[side] = sentence_box(text, f"{side.title()} sentences, one per line", 90, first)
+    c1, c2, c3 = st.columns(3)
+    d_model = int(
+        c1.number_input("d_model", 1, limits.MAX_FEATURES, D_MODEL.default, **D_MODEL.widget())
+    )
+    heads = int(
+        c2.number_input(
+            "Heads h (d_model divisible by h)", 1, limits.MAX_HEADS, HEADS.default, **HEADS.widget()
+        )
+    )
+    with c3:
+        positional = positional_toggle()
+    encoded = {
+        side: shown(
+            lambda t=text: encode_sentences(
+                t, d_model=d_model, d_k=d_model, seed=seed, positional=positional
+            )
+        )
+        for side, text in texts.items()
+    }
+    return encoded, heads
+
+
+def _random_way(way: str, seed_settings) -> None:
+    """The way's attention with seeded random weights over the typed sentences."""
+    encoded, heads = _way_inputs(way, seed_settings.seed)
+    if any(e is None for e in encoded.values()):
+        return
+    src, tgt = encoded.get("source"), encoded.get("target")
+    if src is not None and tgt is not None and not paired(src, tgt):
+        return
+    ways = back_end("attnviz.transformer.way_attention")
+    result = shown(
+        lambda: ways.compute_way(
+            way,
+            None if src is None else src.inputs,
+            None if tgt is None else tgt.inputs,
+            num_heads=heads,
+            source_padding_mask=None if src is None else src.padding_mask,
+            target_padding_mask=None if tgt is None else tgt.padding_mask,
+            scale=seed_settings.scale,
+            mask_value=seed_settings.mask_value,
+            seed=seed_settings.seed,
+        )
+    )
+    if result is None:
+        return
+    chosen = get_way(way)
+    sides = {"source": src, "target": tgt}
+    b = sequence_selector(result.weights.shape[0], "sentence")
+    rows = sides[chosen.queries_from].tokens[b]
+    cols = sides[chosen.keys_from].tokens[b]
+    heads_view(result, b, rows, cols)
+
+
+def _trained_way(task: str, way: str) -> None:
+    """The way's attention in a forward pass of the Transformer trained on `task`."""
+    st.caption(
+        f"{get_way(way).where} All three ways come from the same forward pass of the trained "
+        "Transformer: its encoder self-attention, its decoder's masked self-attention and its "
+        "encoder–decoder attention (scaled dot product; padding is never attended)."
+    )
+    shipped = back_end("attnviz.ui.shipped")
+    trace = shipped.shipped_trace(task)
+    if trace is None:
+        return
+    layers = trace.translation.cross.shape[0]
+    layer = int(st.selectbox("Layer", range(layers), **LAYER.widget()) or 0)
+    rows, cols = (shipped.char_labels(labels) for labels in trace.labels(way))
+    heads_view(trace.results[(way, min(layer, layers - 1))], 0, rows, cols)
+
+
+def heads_view(result, b: int, rows, cols) -> None:
+    """Every head of one multi-head result's item `b`, one enlarged, the average, W_O."""
+    h = result.num_heads
+    scaling = f"scores × 1/√{result.d_k}" if result.settings.scale else "no scaling"
+    st.caption(
+        f"{h} heads · Dk = Dv = {result.d_k} per head · d_model = {result.output.shape[-1]}"
+        f" · {scaling}"
+    )
+    common = {"row_labels": rows, "col_labels": cols}
+    st.subheader("Every head's weights")
+    head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}", "head")
+    head = int(st.selectbox("Enlarge head", range(h), **HEAD.widget()) or 0)
+    left, right = st.columns([3, 2])
+    with left:
+        st.plotly_chart(
+            figures.heatmap(
+                result.weights[b, head], kind="weights", title=f"Head {head} (enlarged)", **common
+            )
+        )
+    with right:
+        line_view(result.weights[b, head], rows, cols)
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(
+            figures.heatmap(
+                result.head_average[b], kind="weights", title="Average of the heads", **common
+            )
+        )
+    with right:
+        st.plotly_chart(
+            figures.heatmap(
+                result.concat[b],
+                kind="values",
+                row_labels=rows,
+                title=f"Concatenated head outputs (T × {h}·Dv)",
+                col_title="head feature",
+            )
+        )
+    st.latex(
+        r"\text{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1,\dots,"
+        r"\text{head}_h)\,W^O"
+    )
+    st.plotly_chart(
+        figures.heatmap(
+            result.output[b],
+            kind="values",
+            row_labels=rows,
+            title="Output = Concat · W_O (T × d_model)",
+            col_title="feature",
+        )
+    )
+
+
+def draw() -> None:
+    """The whole Multi-head page."""
+    shipped = back_end("attnviz.ui.shipped")
+    task = shipped.weights_choice(WEIGHTS)
+    settings = sidebar.multihead_controls(trained=task is not None)
+    way = st.radio(
+        "Way of attention",
+        list(WAYS),
+        horizontal=True,
+        captions=[w.title for w in WAYS.values()],
+        **WAY.widget(),
+    )
+    if task is not None:
+        _trained_way(task, way)
+    else:
+        _random_way(way, settings)
+
+
+MODE = Mode(
+    name="multihead",
+    label="Multi-head",
+    icon=":material/view_module:",
+    intro="Multi-head attention in the three ways a Transformer uses it: every head, their "
+    "average, and the concatenation through W_O, with random weights or the weights of a "
+    "trained Transformer.",
+    draw=draw,
+    url_texts=(SOURCE, TARGET),
+    old_names=("Multi-head",),
+    builds_models=True,
+)

@@ -1,0 +1,43 @@
+"""Going to another page: from a button's callback (`go_to`, taken by the next run's shell) or
+from an old link. A callback cannot switch pages itself: it runs before the script, and the page
+it leaves has already drawn the widgets whose values it sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+from attnviz.ui.state import slot
+
+NEXT_PAGE = slot("next_page", None, kind=str)  # the mode a callback asked to open, or None
+
+
+def go_to(mode: str) -> None:
+    """Open the page of `mode` (its `Mode.name`) at the start of the next run."""
+    NEXT_PAGE.set(mode)
+
+
+def take_request() -> str | None:
+    """The page asked for since the last run, once (None when nothing was asked)."""
+    mode = NEXT_PAGE.get()
+    NEXT_PAGE.clear()
+    return mode
+
+
+def switch(page: st.Page, fields: Mapping[str, list[str]]) -> None:
+    """Switch to `page` with the URL `fields`, but those a widget has bound: a bound field
+    follows its widget, whose value the session keeps (Streamlit refuses to set it directly)."""
+    st.switch_page(page, query_params={k: v for k, v in fields.items() if not _bound(k)})
+
+
+def _bound(field: str) -> bool:
+    """Whether a widget of this session is bound to the URL field `field`. (Streamlit 1.67 keeps
+    the bindings in the session's query-params state; there is no public call for it.)"""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return False
+    with ctx.session_state.query_params() as params:
+        return params.is_bound(field)

@@ -1,0 +1,27 @@
+"""Tests for ui/messages.py: user text made safe for markdown, errors shown where they arise."""
+
+from streamlit.testing.v1 import AppTest
+
+from attnviz.ui.messages import plain
+
+
+def test_plain_text_can_never_become_a_link_an_image_or_latex():
+    assert plain("[x](http://a) ![i](b) $x$ \\") == "\\[x\\](http://a) !\\[i\\](b) \\$x\\$ \\\\"
+    assert plain("<b>bold</b>") == "<b>bold</b>"  # Streamlit never renders HTML in markdown
+    assert plain(3) == "3"
+
+
+def test_shown_reports_a_value_error_and_returns_none():
+    def script():
+        import streamlit as st
+
+        from attnviz.ui.messages import shown
+
+        def bad():
+            raise ValueError("`Q` is empty. Type a row.")
+
+        st.write(f"got {shown(bad, 'Source: ')} and {shown(lambda: 4)}")
+
+    at = AppTest.from_function(script).run()
+    assert [e.value for e in at.error] == ["Source: `Q` is empty. Type a row."]
+    assert at.markdown[0].value == "got None and 4"

@@ -1,0 +1,16 @@
+"""Tests for ui/navigation.py: a callback asks for a page, the next run opens it."""
+
+import app_support as ui
+from app_support import APP, FIRST_RUN_TIMEOUT
+from streamlit.testing.v1 import AppTest
+
+
+def test_a_requested_page_opens_on_the_next_run_once():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run(timeout=FIRST_RUN_TIMEOUT)
+    at.session_state["next_page"] = "cross"  # what `go_to("cross")` stores in a callback
+    at.run()
+    ui.assert_ok(at)
+    assert ui.current_mode(at) == "cross"
+    at.run()  # asked once: the page stays
+    assert ui.current_mode(at) == "cross"

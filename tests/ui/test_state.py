@@ -1,0 +1,77 @@
+"""Tests for ui/state.py: every session-state key declared once, typed reads, URL texts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import attnviz.ui.modes  # noqa: F401 - declares every slot of the app
+from attnviz.ui import state
+from attnviz.ui.state import Slot, SlotFamily, declared_keys, slot, slot_family
+
+UI = Path(state.__file__).parent
+
+
+def test_a_key_declared_by_another_module_is_refused():
+    slot("test_state_owned", 1)
+    slot("test_state_owned", 1)  # the same module again (a re-import): allowed
+    with pytest.raises(ValueError, match="'causal' is declared twice: .* attnviz.ui.sidebar"):
+        slot("causal", True)
+    with pytest.raises(ValueError, match="'pad_keys_3' is declared twice"):
+        slot("pad_keys_3", [])  # a member of the padding-keys family
+    with pytest.raises(ValueError, match="declared twice"):
+        slot_family("learn", "")  # would own "learn_view", "learn_arch", ...
+
+
+def test_the_app_declares_its_keys_once_each():
+    keys = declared_keys()
+    assert {"score", "causal", "q_text", "view", "mv_head", "task", "way"} <= set(keys)
+    assert isinstance(keys["pad_keys"], SlotFamily)
+    assert keys["padding"].default is True and keys["padding"].url
+
+
+def test_widget_arguments_keep_the_value_and_bind_the_url():
+    bound = Slot("x", 3, url=True)
+    assert bound.widget() == {"key": "x", "persist_state": "session", "bind": "query-params"}
+    assert bound.widget("value")["value"] == 3
+    assert "bind" not in Slot("y", "").widget()
+
+
+def test_slots_read_and_write_session_state():
+    def script():
+        import streamlit as st
+
+        from attnviz.ui.state import Slot, SlotFamily
+
+        number, family = Slot("n", 5), SlotFamily("pick", [])
+        st.write(f"default {number.get()} set {number.is_set()}")
+        number.set(7)
+        st.session_state["bad"] = "seven"  # a hand-edited value of the wrong type
+        st.write(f"now {number.get()} typed {Slot('bad', 0).get()}")
+        family.of(2).set([1])
+        st.write(f"members {[s.key for s in family.members()]} {family.of(2).get()}")
+        number.clear()
+        st.write(f"cleared {number.get()} {number.setdefault()} {number.setdefault(9)}")
+
+    at = AppTest.from_function(script).run()
+    assert [m.value for m in at.markdown] == [
+        "default 5 set False",
+        "now 7 typed 0",
+        "members ['pick_2'] [1]",
+        "cleared 5 5 5",
+    ]
+
+
+def test_no_ui_module_spells_a_session_state_key():
+    # Keys are read and written through their slots; Streamlit's own state only in state.py.
+    spelled = [
+        f"{path.relative_to(UI)}:{n}"
+        for path in UI.rglob("*.py")
+        if path.name != "state.py"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"st\.session_state\b", line)
+    ]
+    assert spelled == []
