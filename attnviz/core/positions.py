@@ -153,7 +153,8 @@ def linear_bias(slopes: Any, query_positions: Any, key_positions: Any) -> np.nda
     i = check_positions(query_positions, "query_positions")  # (T,)
     j = check_positions(key_positions, "key_positions")  # (S,)
     distance = np.abs(i[:, None] - j[None, :])  # (T, 1) - (1, S) -> (T, S)
-    return -m[:, None, None] * distance[None]  # (H, 1, 1) * (1, T, S) -> (H, T, S)
+    return 0.0 - m[:, None, None] * distance[None]  # (H, 1, 1) * (1, T, S) -> (H, T, S); +0 on
+    # the diagonal
 
 
 def alibi_bias(num_heads: int, t: int, s: int) -> np.ndarray:
