@@ -269,7 +269,7 @@ def _positions(q: np.ndarray, k: np.ndarray, settings: AttentionSettings):
         return q_rot, k_rot, None, None
     if settings.position == "alibi":
         slope = alibi_slope(settings.alibi_heads, settings.alibi_head)
-        bias = linear_bias([slope], np.arange(t), np.arange(s)).astype(np.float32)  # (1, T, S)
+        bias = linear_bias([slope], np.arange(t), np.arange(s), np.float32)  # (1, T, S)
         return q, k, bias, slope
     return q, k, None, None
 

@@ -79,14 +79,17 @@ class MaskSpec:
 
     def parts(self, rows: Any, cols: Any) -> MaskParts:
         """Every rule for query positions `rows (T,)` and key positions `cols (S,)`."""
-        i = np.asarray(rows)[:, None]  # (T, 1)
-        j = np.asarray(cols)[None, :]  # (1, S)
+        rows, cols = np.asarray(rows), np.asarray(cols)
+        i, j = rows[:, None], cols[None, :]  # (T, 1), (1, S)
+        band = _Band(rows, cols)
         order = None
         if self.prefix is not None:
-            order = (j <= i) | (j < self.prefix)  # (T, S)
+            order = band.upto(0) | (j < self.prefix)  # (T, S)
         elif self.causal:
-            order = j <= i
-        window = None if self.window is None else np.abs(i - j) <= self.window
+            order = band.upto(0)  # j <= i
+        window = None
+        if self.window is not None:  # -w <= j - i <= w
+            window = band.upto(self.window) & ~band.upto(-self.window - 1)
         chunk = None if self.chunk is None else (i // self.chunk) == (j // self.chunk)
         sinks = None if not self.sinks else np.broadcast_to(j < self.sinks, (i.size, j.size))
         documents = None
@@ -103,18 +106,38 @@ class MaskSpec:
         return self.parts(rows, cols).combined
 
 
+class _Band:
+    """`j − i <= k` for query positions `rows` and key positions `cols`: `np.tri` (one fast
+    pass) when both are runs of consecutive positions, as whole sequences and tiles are."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray) -> None:
+        self.rows, self.cols = rows, cols
+        runs = all(a.size and (np.diff(a) == 1).all() for a in (rows, cols))
+        self.offset = int(rows[0] - cols[0]) if runs else None  # i − j of cell (0, 0)
+
+    def upto(self, k: int) -> np.ndarray:
+        """`(T, S)` bool: j − i <= k."""
+        if self.offset is not None:
+            return np.tri(self.rows.size, self.cols.size, self.offset + k, dtype=bool)
+        return self.cols[None, :] - self.rows[:, None] <= k
+
+
 def _combine(t, s, order, window, chunk, sinks, documents) -> np.ndarray:
     """order AND ((window AND chunk) OR sinks) AND documents; absent rules allow everything."""
-    combined = np.ones((t, s), dtype=bool)
     local = None
     for rule in (window, chunk):
         if rule is not None:
             local = rule if local is None else local & rule
-    if local is not None:
-        combined &= local if sinks is None else local | sinks
-    for rule in (order, documents):
-        if rule is not None:
-            combined &= rule
+    if local is not None and sinks is not None:
+        local = local | sinks
+    rules = [rule for rule in (order, local, documents) if rule is not None]
+    if not rules:
+        return np.ones((t, s), dtype=bool)
+    if len(rules) == 1:
+        return rules[0] if rules[0].flags.writeable else rules[0].copy()
+    combined = rules[0] & rules[1]  # a new array: the parts stay as they are
+    for rule in rules[2:]:
+        combined &= rule
     return combined
 
 

@@ -138,23 +138,29 @@ def alibi_slope(alibi_heads: int, alibi_head: int) -> float:
     return float(alibi_slopes(heads)[head])
 
 
-def linear_bias(slopes: Any, query_positions: Any, key_positions: Any) -> np.ndarray:
+def linear_bias(
+    slopes: Any, query_positions: Any, key_positions: Any, dtype: Any = np.float64
+) -> np.ndarray:
     """The ALiBi bias `−m_h · |i − j|` for any query and key positions.
 
     Args:
         slopes: `(H,)` one slope per head.
         query_positions: `(T,)` positions i of the queries.
         key_positions: `(S,)` positions j of the keys.
+        dtype: the float type to compute in (float32 for what attention adds, in one pass).
 
     Returns:
-        float64 `(H, T, S)`.
+        `(H, T, S)` of `dtype`.
     """
-    m = numeric_array(slopes, "slopes").astype(np.float64).reshape(-1)  # (H,)
-    i = check_positions(query_positions, "query_positions")  # (T,)
-    j = check_positions(key_positions, "key_positions")  # (S,)
-    distance = np.abs(i[:, None] - j[None, :])  # (T, 1) - (1, S) -> (T, S)
-    return 0.0 - m[:, None, None] * distance[None]  # (H, 1, 1) * (1, T, S) -> (H, T, S); +0 on
-    # the diagonal
+    m = numeric_array(slopes, "slopes").astype(dtype).reshape(-1)  # (H,)
+    i = check_positions(query_positions, "query_positions").astype(dtype)  # (T,)
+    j = check_positions(key_positions, "key_positions").astype(dtype)  # (S,)
+    penalty = np.abs(np.subtract.outer(i, j))  # (T, S) |i − j|
+    np.subtract(0, penalty, out=penalty)  # −|i − j|, +0 (not −0) on the diagonal
+    bias = np.empty((m.size, i.size, j.size), dtype)  # (H, T, S)
+    for h, slope in enumerate(m):
+        np.multiply(penalty, slope, out=bias[h])
+    return bias
 
 
 def alibi_bias(num_heads: int, t: int, s: int) -> np.ndarray:

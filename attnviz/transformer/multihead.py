@@ -213,7 +213,9 @@ def _run_heads(
     any_masked = not mask.all()
     folded_mask = np.repeat(mask, h, axis=0) if any_masked else None  # (B, T, S) -> (B·H, T, S)
     bias = heads["position_bias"]  # (H, T, S) or None
-    folded_bias = None if bias is None else np.tile(bias, (batch, 1, 1))  # (B·H, T, S)
+    folded_bias = (
+        bias if bias is None or batch == 1 else np.tile(bias, (batch, 1, 1))
+    )  # (B·H, T, S)
     masked, weights, out = attention_stages(
         scores, folded_mask, _fold(heads["value_heads"]), settings.mask_value, folded_bias
     )  # (B·H, T, S), (B·H, T, S), (B·H, T, Dv)
@@ -265,8 +267,8 @@ def _project(q, k, v, params, settings: AttentionSettings) -> dict[str, Any]:
         k_rot = apply_rope(k_shared, np.arange(s), theta).astype(np.float32)  # (B, G, S, Dk)
         heads["rotated_key_heads"] = repeat(k_rot)
     elif settings.position == "alibi":
-        bias = linear_bias(alibi_slopes(h), np.arange(t), np.arange(s))  # (H, T, S)
-        heads["position_bias"] = bias.astype(np.float32)
+        bias = linear_bias(alibi_slopes(h), np.arange(t), np.arange(s), np.float32)  # (H, T, S)
+        heads["position_bias"] = bias
     return heads
 
 
