@@ -51,7 +51,8 @@ class AttentionResult:
 
     scores: np.ndarray  # (…, T, S) score(Q, K), divided by sqrt(Dk) when scaling, before masking
     mask: np.ndarray  # (…, T, S) bool, True = the query may attend the key
-    masked_scores: np.ndarray  # (…, T, S) the logits softmax sees (-inf or score - 1e9 if masked)
+    masked_scores: np.ndarray  # (…, T, S) the logits softmax sees: scores (+ position_bias);
+    # -inf, or that - 1e9, where masked
     weights: np.ndarray  # (…, T, S) softmax over keys; rows sum to 1 (0 if fully masked, -inf)
     output: np.ndarray  # (…, T, Dv) weights @ value
     fully_masked: np.ndarray  # (…, T) bool, True = the query row has no allowed key

@@ -4,6 +4,8 @@ cache's rows and bytes are what they should be."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from reference import reference_alibi, reference_attention, reference_rope
 
 from attnviz import compute_attention
@@ -124,3 +126,36 @@ def test_bad_inputs_are_explained(inputs, kwargs, match):
 def test_a_step_out_of_range_is_explained():
     with pytest.raises(ValueError, match=r"`t` must be a step from 0 to 8\. Received 9\."):
         decode_with_cache(Q, K, V).step(9)
+
+
+@st.composite
+def _sequences(draw):
+    """A random sequence of 1-8 tokens, 1-2 heads per K/V head, rules and a position scheme."""
+    t, kv, group = draw(st.integers(1, 8)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    q = rng.normal(size=(kv * group, t, 4))
+    k, v = rng.normal(size=(kv, t, 4)), rng.normal(size=(kv, t, 3))
+    cuts = sorted(draw(st.sets(st.integers(1, t - 1), max_size=3))) if t > 1 else []
+    rules = {
+        "window": draw(st.none() | st.integers(0, 3)),
+        "sinks": draw(st.none() | st.integers(0, t)),
+        "chunk": draw(st.none() | st.integers(1, 4)),
+        "documents": draw(st.none() | st.just(list(np.diff([0, *cuts, t])))),
+        "position": draw(st.sampled_from(["none", "rope", "alibi"])),
+    }
+    return q, k, v, rules
+
+
+@settings(max_examples=100, deadline=None)
+@given(_sequences())
+def test_random_sequences_decode_to_causal_multihead_rows(sequence):
+    q, k, v, rules = sequence
+    decoded = decode_with_cache(q, k, v, **rules)
+    groups = q.shape[0] // k.shape[0]
+    for h in range(q.shape[0]):
+        g = h // groups
+        full = compute_attention(
+            q[h], k[g], v[g], causal=True, alibi_heads=q.shape[0], alibi_head=h, **rules
+        )
+        np.testing.assert_allclose(decoded.weights[h], full.weights, **TOL)
+        np.testing.assert_allclose(decoded.outputs[h], full.output, rtol=1e-5, atol=1e-6)

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnviz import compute_attention
 from attnviz.core.tiled import tiled_attention
@@ -162,3 +164,35 @@ def test_too_many_steps_and_mismatched_shapes_are_explained():
         tiled_attention(big, big, big, key_tile=1, query_tile=1)
     with pytest.raises(ValueError, match=r"Received: query \(7, 4\), key \(9, 4\), value \(8, 3\)"):
         tiled_attention(Q, K, V[:8], key_tile=2)
+
+
+@st.composite
+def _problems(draw):
+    """Random small problems: sizes, tiles, mask rules, positions and the mask value."""
+    t, s = draw(st.integers(1, 7)), draw(st.integers(1, 7))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.normal(size=(t, 4)), rng.normal(size=(s, 4)), rng.normal(size=(s, 2))
+    rules = {
+        "causal": draw(st.booleans()),
+        "window": draw(st.none() | st.integers(0, 3)),
+        "sinks": draw(st.none() | st.integers(0, s)),
+        "chunk": draw(st.none() | st.integers(1, 4)),
+        "prefix": draw(st.none() | st.integers(0, s)),
+        "key_padding_mask": draw(st.none() | st.lists(st.booleans(), min_size=s, max_size=s)),
+        "mask_value": draw(st.sampled_from(["-inf", "-1e9"])),
+        "position": draw(st.sampled_from(["none", "rope", "alibi"])),
+    }
+    tiles = {"key_tile": draw(st.integers(1, 8)), "query_tile": draw(st.none() | st.integers(1, 8))}
+    return q, k, v, rules, tiles
+
+
+@settings(max_examples=150, deadline=None)
+@given(_problems())
+def test_random_problems_tile_to_the_plain_numbers(problem):
+    q, k, v, rules, tiles = problem
+    tiled = tiled_attention(q, k, v, **tiles, **rules)
+    plain = compute_attention(q, k, v, **rules)
+    np.testing.assert_array_equal(tiled.mask, plain.mask)
+    np.testing.assert_allclose(tiled.weights, plain.weights, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(tiled.output, plain.output, rtol=1e-6, atol=1e-6)
