@@ -32,12 +32,7 @@ from keras import ops
 from attnviz.core.checks import as_float_array, check_choice, read_only
 from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
 from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask
-from attnviz.core.positions import (
-    DEFAULT_ROPE_THETA,
-    alibi_slope,
-    apply_rope,
-    linear_bias,
-)
+from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slope, attention_positions
 from attnviz.core.scoring import make_score_layer, resolve_params
 from attnviz.core.settings import AttentionSettings
 
@@ -227,7 +222,8 @@ def compute_attention(
     if key_padding_mask is not None:
         padding = check_padding_mask(key_padding_mask, batch if batched else None, s)
     mask = build_mask(batch, t, s, key_padding_mask=padding, **_mask_rules(settings))
-    q_scored, k_scored, bias, slope = _positions(q, k, settings)
+    slope = alibi_slope(alibi_heads, alibi_head) if position == "alibi" else None
+    q_scored, k_scored, bias = attention_positions(q, k, position, rope_theta, [slope])
     used = resolve_params(score, q.shape[-1], k.shape[-1], params, seed)
     stages = _stages(q_scored, k_scored, v, mask if not mask.all() else None, bias, used, settings)
     unbatch = (lambda a: a) if batched else (lambda a: a[0])
@@ -256,33 +252,6 @@ def _mask_rules(settings: AttentionSettings) -> dict[str, Any]:
     spec = settings.mask_spec
     names = ("causal", "window", "sinks", "documents", "prefix", "chunk")
     return {name: getattr(spec, name) for name in names}
-
-
-def _positions(q: np.ndarray, k: np.ndarray, settings: AttentionSettings):
-    """What position does before scoring: `(q, k, bias, slope)` with Q and K rotated by RoPE,
-    or ALiBi's float32 bias `(1, T, S)` and its slope (None and None otherwise)."""
-    t, s = q.shape[1], k.shape[1]
-    if settings.position == "rope":
-        _check_rope_features(q.shape[-1], k.shape[-1])
-        theta = settings.rope_theta
-        q_rot = apply_rope(q, np.arange(t), theta).astype(np.float32)  # (B, T, Dq)
-        k_rot = apply_rope(k, np.arange(s), theta).astype(np.float32)  # (B, S, Dk)
-        return q_rot, k_rot, None, None
-    if settings.position == "alibi":
-        slope = alibi_slope(settings.alibi_heads, settings.alibi_head)
-        bias = linear_bias([slope], np.arange(t), np.arange(s), np.float32)  # (1, T, S)
-        return q, k, bias, slope
-    return q, k, None, None
-
-
-def _check_rope_features(dq: int, dk: int) -> None:
-    """RoPE turns pairs of query and key features at the same frequencies: Dq == Dk, even."""
-    if dq != dk or dq % 2:
-        raise ValueError(
-            'position="rope" rotates pairs of query and key features at the same frequencies, '
-            "so Q and K need the same, even number of columns. Received: Dq "
-            f'{dq}, Dk {dk}. Add or drop columns, or use position="none" or "alibi".'
-        )
 
 
 def _stages(q, k, v, mask, bias, used, settings: AttentionSettings) -> list[np.ndarray]:

@@ -170,6 +170,35 @@ def alibi_bias(num_heads: int, t: int, s: int) -> np.ndarray:
     return linear_bias(alibi_slopes(num_heads), np.arange(t), np.arange(s))
 
 
+def attention_positions(
+    query: np.ndarray, key: np.ndarray, position: str, theta: float, slopes: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """What a position scheme does before the scores, for queries at 0 … T − 1 and keys at
+    0 … S − 1: `(query, key, bias)`, float32.
+
+    Args:
+        query: `(..., T, D)`; key: `(..., S, D)`.
+        position: "rope" rotates both (D even, the same for both); "alibi" gives the bias
+            `(H, T, S)` of `slopes (H,)`; "none" returns the inputs and no bias.
+        theta: RoPE's base θ.
+        slopes: ALiBi's slopes `(H,)` (ignored otherwise).
+    """
+    t, s = query.shape[-2], key.shape[-2]
+    if position == "rope":
+        dq, dk = query.shape[-1], key.shape[-1]
+        if dq != dk or dq % 2:
+            raise ValueError(
+                'position="rope" rotates pairs of query and key features at the same '
+                "frequencies, so Q and K need the same, even number of columns. Received: Dq "
+                f'{dq}, Dk {dk}. Add or drop columns, or use position="none" or "alibi".'
+            )
+        rotated = (apply_rope(x, np.arange(n), theta) for x, n in ((query, t), (key, s)))
+        return (*(x.astype(np.float32) for x in rotated), None)
+    if position == "alibi":
+        return query, key, linear_bias(slopes, np.arange(t), np.arange(s), np.float32)
+    return query, key, None
+
+
 def check_positions(positions: Any, name: str) -> np.ndarray:
     """`positions` as a finite float64 `(N,)` array of magnitude at most `MAX_POSITION`."""
     array = numeric_array(positions, name)

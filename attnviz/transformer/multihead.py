@@ -41,27 +41,15 @@ from attnviz.core.attention import AttentionSettings, attention_stages, check_qk
 from attnviz.core.checks import check_int, read_only
 from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
 from attnviz.core.masks import build_mask, check_padding_mask
-from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slopes, apply_rope, linear_bias
+from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slopes, attention_positions
 from attnviz.core.scoring import DotScore
 from attnviz.transformer.head_weights import (
-    PARAM_NAMES,
     HeadCosts,
     check_kv_heads,
-    draw_multihead_params,
     head_costs,
     kv_head_of,
-    multihead_param_shapes,
     resolve_multihead_params,
 )
-
-__all__ = [  # the weight helpers live in head_weights; re-exported for callers of this module
-    "PARAM_NAMES",
-    "MultiHeadResult",
-    "compute_multihead",
-    "draw_multihead_params",
-    "multihead_param_shapes",
-    "resolve_multihead_params",
-]
 
 
 @dataclass(frozen=True)
@@ -245,7 +233,6 @@ def _project(q, k, v, params, settings: AttentionSettings) -> dict[str, Any]:
     q_heads = np.asarray(ops.einsum("btd,hdk->bhtk", q, params["W_Q"]))  # (B, H, T, Dk)
     k_shared = np.asarray(ops.einsum("bsd,gdk->bgsk", k, params["W_K"]))  # (B, G, S, Dk)
     v_shared = np.asarray(ops.einsum("bsd,gdv->bgsv", v, params["W_V"]))  # (B, G, S, Dv)
-    t, s = q.shape[1], k.shape[1]
 
     def repeat(x: np.ndarray) -> np.ndarray:
         """`(B, G, …) -> (B, H, …)`: each K/V head once per query head of its group."""
@@ -259,16 +246,14 @@ def _project(q, k, v, params, settings: AttentionSettings) -> dict[str, Any]:
         "shared_value_heads": v_shared,
         "rotated_query_heads": None,
         "rotated_key_heads": None,
-        "position_bias": None,
     }
+    slopes = alibi_slopes(h) if settings.position == "alibi" else None
+    q_rot, k_rot, bias = attention_positions(
+        q_heads, k_shared, settings.position, settings.rope_theta, slopes
+    )  # (B, H, T, Dk), (B, G, S, Dk) rotated by RoPE; ALiBi's (H, T, S)
     if settings.position == "rope":
-        theta = settings.rope_theta
-        heads["rotated_query_heads"] = apply_rope(q_heads, np.arange(t), theta).astype(np.float32)
-        k_rot = apply_rope(k_shared, np.arange(s), theta).astype(np.float32)  # (B, G, S, Dk)
-        heads["rotated_key_heads"] = repeat(k_rot)
-    elif settings.position == "alibi":
-        bias = linear_bias(alibi_slopes(h), np.arange(t), np.arange(s), np.float32)  # (H, T, S)
-        heads["position_bias"] = bias
+        heads["rotated_query_heads"], heads["rotated_key_heads"] = q_rot, repeat(k_rot)
+    heads["position_bias"] = bias
     return heads
 
 
