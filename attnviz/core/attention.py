@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import keras
@@ -221,7 +221,8 @@ def compute_attention(
     padding = None
     if key_padding_mask is not None:
         padding = check_padding_mask(key_padding_mask, batch if batched else None, s)
-    mask = build_mask(batch, t, s, key_padding_mask=padding, **_mask_rules(settings))
+    rules = asdict(settings.mask_spec)  # causal, window, sinks, documents, prefix, chunk
+    mask = build_mask(batch, t, s, key_padding_mask=padding, **rules)
     slope = alibi_slope(alibi_heads, alibi_head) if position == "alibi" else None
     q_scored, k_scored, bias = attention_positions(q, k, position, rope_theta, [slope])
     used = resolve_params(score, q.shape[-1], k.shape[-1], params, seed)
@@ -245,13 +246,6 @@ def compute_attention(
         position_bias=None if bias is None else read_only(bias[0]),
         alibi_slope=slope,
     )
-
-
-def _mask_rules(settings: AttentionSettings) -> dict[str, Any]:
-    """The position rules of `settings` as keyword arguments of `build_mask`."""
-    spec = settings.mask_spec
-    names = ("causal", "window", "sinks", "documents", "prefix", "chunk")
-    return {name: getattr(spec, name) for name in names}
 
 
 def _stages(q, k, v, mask, bias, used, settings: AttentionSettings) -> list[np.ndarray]:
