@@ -209,3 +209,20 @@ def document_ids(lengths: Any) -> np.ndarray:
     """`(N,)` the document (0, 1, …) of each position of a row packed with `lengths`."""
     lengths = check_documents(lengths)
     return np.repeat(np.arange(len(lengths)), lengths)
+
+
+def parse_document_lengths(text: str) -> tuple[int, ...] | None:
+    """Document lengths typed as text ("3, 4, 2" or "3 4 2"); blank text means off (None)."""
+    if not isinstance(text, str):
+        raise ValueError(
+            f"Document lengths must be text like '3, 4, 2'. Received: {describe(text)}."
+        )
+    parts = text.replace(",", " ").split()
+    if not parts:
+        return None
+    if not all(part.isdigit() for part in parts):
+        raise ValueError(
+            "Document lengths must be whole numbers separated by commas or spaces, e.g. "
+            f"'3, 4, 2'. Received: {describe(text)}."
+        )
+    return check_documents([int(part) for part in parts])

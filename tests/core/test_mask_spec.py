@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from reference import reference_mask
 
-from attnviz.core.mask_spec import MaskSpec, document_ids
+from attnviz.core.mask_spec import MaskSpec, document_ids, parse_document_lengths
 
 T, F = True, False
 
@@ -162,3 +162,30 @@ FIT_ERRORS = {
 def test_rules_that_do_not_fit_the_sequence_are_explained(rules, t, s, match):
     with pytest.raises(ValueError, match=match):
         MaskSpec(**rules).check_fits(t, s)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("3, 4, 2", (3, 4, 2)), ("3 4 2", (3, 4, 2)), (" 5 ", (5,)), ("", None), (" , ", None)],
+    ids=["commas", "spaces", "one", "blank", "only-commas"],
+)
+def test_document_lengths_typed_as_text(text, expected):
+    assert parse_document_lengths(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (
+            "3, x",
+            r"whole numbers separated by commas or spaces, e\.g\. '3, 4, 2'\. Received: '3, x'",
+        ),
+        ("3, -1", r"whole numbers separated by commas or spaces"),
+        ("3, 0", r"Every document length in `documents` must be a whole number from 1"),
+        (3, r"Document lengths must be text like '3, 4, 2'\. Received: 3\."),
+    ],
+    ids=["letter", "negative", "zero", "not-text"],
+)
+def test_bad_document_text_is_explained(text, match):
+    with pytest.raises(ValueError, match=match):
+        parse_document_lengths(text)
