@@ -1,10 +1,12 @@
 """attnviz: attention you can see, computed exactly as the textbooks define it.
 
-The package is grouped by concept: `core` (limits, checks, masks, score layers, attention,
-statistics), `inputs` (matrix parsing, sentences → Q/K/V, presets), `transformer` (multi-head,
-the three ways, the decoder), `drawing` (figures, lines, the model view, downloads), `learn`
-(trained seq2seq attention), `heads` (any Keras model's attention, head summaries, rollout) and
-`ui` (the Streamlit app, the only code that imports streamlit).
+The package is grouped by concept: `core` (limits, checks, masks and their rules, position
+schemes, score layers, attention, the KV cache, tiled attention, statistics), `inputs` (matrix
+parsing, sentences → Q/K/V, presets, the position probe), `transformer` (multi-head with shared
+K/V heads, RoPE as a Keras layer, the three ways, the decoder), `drawing` (figures, lines, the
+model view, downloads), `learn` (trained seq2seq attention), `heads` (any Keras model's
+attention, head summaries, rollout) and `ui` (the Streamlit app, the only code that imports
+streamlit).
 
 The public names below are imported on first use, so `import attnviz` (and drawing) does not
 import TensorFlow until an attention function is asked for.
@@ -24,6 +26,15 @@ _HOMES = {  # public name -> the module that defines it
     "ScoredAttention": "attnviz.core.attention",
     "attention_stages": "attnviz.core.attention",
     "compute_attention": "attnviz.core.attention",
+    "MaskSpec": "attnviz.core.mask_spec",
+    "alibi_bias": "attnviz.core.positions",
+    "alibi_slopes": "attnviz.core.positions",
+    "apply_rope": "attnviz.core.positions",
+    "rope_frequencies": "attnviz.core.positions",
+    "CacheDecoding": "attnviz.core.kv_cache",
+    "decode_with_cache": "attnviz.core.kv_cache",
+    "TiledAttention": "attnviz.core.tiled",
+    "tiled_attention": "attnviz.core.tiled",
     "AttentionScore": "attnviz.core.scoring",
     "ConcatScore": "attnviz.core.scoring",
     "DotScore": "attnviz.core.scoring",
@@ -38,6 +49,10 @@ _HOMES = {  # public name -> the module that defines it
     "encode_sentences": "attnviz.inputs.text",
     "positional_encoding": "attnviz.inputs.text",
     "tokenize": "attnviz.inputs.text",
+    "position_probe": "attnviz.inputs.probe",
+    "compute_multihead": "attnviz.transformer.multihead",
+    "head_costs": "attnviz.transformer.head_weights",
+    "RotaryPositions": "attnviz.transformer.rotary",
     "inspect": "attnviz.heads.inspection",
     "head_summaries": "attnviz.heads.summaries",
     "attention_rollout": "attnviz.heads.rollout",

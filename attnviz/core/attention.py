@@ -2,7 +2,10 @@
 
 Shape letters: B batch, T queries, S keys, Dq/Dk/Dv query/key/value features.
 
-    weights = softmax(score(Q, K) / sqrt(Dk) + M)      output = weights V
+    weights = softmax(score(Q, K) / sqrt(Dk) + bias + M)      output = weights V
+
+Positions inside attention (`positions`): RoPE rotates Q and K before scoring (the rotated
+matrices are stages of the result), ALiBi adds a bias `−m·|i − j|` to the scores before masking.
 
 `compute_attention` checks its inputs, builds the mask with `masks`, scores with the Keras
 layers of `scoring` and runs `attention_stages`, the one implementation of masking, softmax and
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import keras
@@ -29,6 +32,7 @@ from keras import ops
 from attnviz.core.checks import as_float_array, check_choice, read_only
 from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
 from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask
+from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slope, attention_positions
 from attnviz.core.scoring import make_score_layer, resolve_params
 from attnviz.core.settings import AttentionSettings
 
@@ -42,7 +46,8 @@ class AttentionResult:
 
     scores: np.ndarray  # (…, T, S) score(Q, K), divided by sqrt(Dk) when scaling, before masking
     mask: np.ndarray  # (…, T, S) bool, True = the query may attend the key
-    masked_scores: np.ndarray  # (…, T, S) the logits softmax sees (-inf or score - 1e9 if masked)
+    masked_scores: np.ndarray  # (…, T, S) the logits softmax sees: scores (+ position_bias);
+    # -inf, or that - 1e9, where masked
     weights: np.ndarray  # (…, T, S) softmax over keys; rows sum to 1 (0 if fully masked, -inf)
     output: np.ndarray  # (…, T, Dv) weights @ value
     fully_masked: np.ndarray  # (…, T) bool, True = the query row has no allowed key
@@ -50,12 +55,20 @@ class AttentionResult:
     settings: AttentionSettings  # how the result was computed
     scale_factor: float  # what the raw scores were multiplied by: 1/sqrt(Dk), or 1.0
     d_k: int = field(default=0)  # key features Dk
+    rotated_query: np.ndarray | None = None  # (…, T, Dq) Q after RoPE, what was scored; or None
+    rotated_key: np.ndarray | None = None  # (…, S, Dk) K after RoPE; None unless position="rope"
+    position_bias: np.ndarray | None = None  # (T, S) ALiBi's −m·|i − j|, added to `scores`
+    # before masking, the same for every batch item; None unless position="alibi"
+    alibi_slope: float | None = None  # ALiBi's m (see AttentionSettings.alibi_head); or None
 
     def item(self, index: int) -> AttentionResult:
         """The result of one batch item (drops the batch axis)."""
         if self.weights.ndim != 3:
             return self
-        arrays = ("scores", "mask", "masked_scores", "weights", "output", "fully_masked")
+        arrays = ["scores", "mask", "masked_scores", "weights", "output", "fully_masked"]
+        arrays += [
+            name for name in ("rotated_query", "rotated_key") if getattr(self, name) is not None
+        ]
         return replace(self, **{name: getattr(self, name)[index] for name in arrays})
 
     @property
@@ -64,8 +77,10 @@ class AttentionResult:
         return self.scores / np.float32(self.scale_factor)
 
 
-def attention_stages(scores: Any, mask: Any, value: Any, mask_value: str) -> tuple[Any, Any, Any]:
-    """Mask the scores, softmax over keys and take the weighted sum of the values.
+def attention_stages(
+    scores: Any, mask: Any, value: Any, mask_value: str, bias: Any = None
+) -> tuple[Any, Any, Any]:
+    """Add the bias, mask the scores, softmax over keys and take the weighted sum of the values.
 
     Args:
         scores: `(B, T, S)` float tensor.
@@ -74,16 +89,18 @@ def attention_stages(scores: Any, mask: Any, value: Any, mask_value: str) -> tup
         mask_value: "-inf": masked logits are -inf and a row with no allowed key gets zero
             weights; "-1e9": add -1e9 to masked logits in float32, as the Keras tutorials do
             (a fully masked row then comes out uniform).
+        bias: float tensor broadcasting to `(B, T, S)` (ALiBi), added before masking; or None.
 
     Returns:
         `(masked_scores (B, T, S), weights (B, T, S), output (B, T, Dv))`.
     """
+    logits = scores if bias is None else scores + bias  # (B, T, S)
     if mask is None:
-        masked = scores
+        masked = logits
     elif mask_value == "-1e9":
-        masked = scores + ops.where(mask, 0.0, NEG_LARGE)  # (B, T, S)
+        masked = logits + ops.where(mask, 0.0, NEG_LARGE)  # (B, T, S)
     else:
-        masked = ops.where(mask, scores, -math.inf)  # (B, T, S)
+        masked = ops.where(mask, logits, -math.inf)  # (B, T, S)
     # one softmax for every case (same round-off everywhere); only -inf can block a whole row
     weights = _softmax_or_zeros(
         masked, rows_may_be_blocked=mask is not None and mask_value == "-inf"
@@ -151,6 +168,14 @@ def compute_attention(
     mask_value: str = "-inf",
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
+    sinks: int | None = None,
+    documents: Any = None,
+    prefix: int | None = None,
+    chunk: int | None = None,
+    position: str = "none",
+    rope_theta: float = DEFAULT_ROPE_THETA,
+    alibi_heads: int = 8,
+    alibi_head: int = 0,
 ) -> AttentionResult:
     """Compute attention and return every intermediate matrix.
 
@@ -167,6 +192,19 @@ def compute_attention(
         mask_value: "-inf" or "-1e9" (see `attention_stages`).
         params: learned scoring weights by name; missing ones are drawn from `seed`.
         seed: seed for the missing weights.
+        sinks: attention sinks: the first k keys stay visible through `window` and `chunk`.
+        documents: packed documents: their lengths, adding up to S; each query sees only keys
+            of its own document (block-diagonal).
+        prefix: prefix-LM: the first P positions see each other, causal after (in place of
+            `causal`).
+        chunk: chunked attention: only keys of the query's own chunk of C positions (causal
+            within the chunk with `causal=True`). See `mask_spec` for how the rules combine.
+        position: "none", "rope" (rotate the feature pairs of Q and K by position; Dq and Dk
+            even) or "alibi" (add `−m·|i − j|` to the scores). Query i and key j sit at
+            positions i and j.
+        rope_theta: RoPE's base θ.
+        alibi_heads: ALiBi's slope m is that of head `alibi_head` of `alibi_heads` heads.
+        alibi_head: see `alibi_heads`.
 
     Returns:
         An `AttentionResult`.
@@ -174,27 +212,24 @@ def compute_attention(
     Raises:
         ValueError: with what is wrong, what is allowed and what was received.
     """
-    settings = AttentionSettings(score, scale, causal, window, mask_value, seed)
+    settings = AttentionSettings(
+        score, scale, causal, window, mask_value, seed, sinks, documents, prefix, chunk,
+        position, rope_theta, alibi_heads, alibi_head,
+    )  # fmt: skip
     q, k, v, batched = check_qkv(query, key, value, same_qk_width=score == "dot")
     batch, t, s = q.shape[0], q.shape[1], k.shape[1]
     padding = None
     if key_padding_mask is not None:
         padding = check_padding_mask(key_padding_mask, batch if batched else None, s)
-    mask = build_mask(batch, t, s, causal=causal, window=window, key_padding_mask=padding)
+    rules = asdict(settings.mask_spec)  # causal, window, sinks, documents, prefix, chunk
+    mask = build_mask(batch, t, s, key_padding_mask=padding, **rules)
+    slope = alibi_slope(alibi_heads, alibi_head) if position == "alibi" else None
+    q_scored, k_scored, bias = attention_positions(q, k, position, rope_theta, [slope])
     used = resolve_params(score, q.shape[-1], k.shape[-1], params, seed)
-    any_masked = not mask.all()
-    if score == "dot":  # |q·k| <= MAX_FEATURES * MAX_ABS_VALUE**2 ~ 1e33: dot never overflows
-        stages = _dot_attention(q, k, v, mask if any_masked else None, scale, mask_value)
-    else:
-        scores = _score_layer(score, q.shape[-1], k.shape[-1], scale, used)(q, k)  # (B, T, S)
-        _check_finite_scores(scores)
-        masked_etc = attention_stages(scores, mask if any_masked else None, v, mask_value)
-        stages = [scores, *masked_etc]
-    stages = [np.asarray(x) for x in stages]  # scores, masked, weights, output
-    if not any_masked:
-        stages[1] = stages[0]
+    stages = _stages(q_scored, k_scored, v, mask if not mask.all() else None, bias, used, settings)
     unbatch = (lambda a: a) if batched else (lambda a: a[0])
     arrays = [read_only(unbatch(a)) for a in (*stages, mask, ~mask.any(axis=-1))]
+    rotated = position == "rope"
     return AttentionResult(
         scores=arrays[0],
         masked_scores=arrays[1],
@@ -206,7 +241,32 @@ def compute_attention(
         settings=settings,
         scale_factor=1.0 / math.sqrt(k.shape[-1]) if scale else 1.0,
         d_k=k.shape[-1],
+        rotated_query=read_only(unbatch(q_scored)) if rotated else None,
+        rotated_key=read_only(unbatch(k_scored)) if rotated else None,
+        position_bias=None if bias is None else read_only(bias[0]),
+        alibi_slope=slope,
     )
+
+
+def _stages(q, k, v, mask, bias, used, settings: AttentionSettings) -> list[np.ndarray]:
+    """`[scores, masked_scores, weights, output]` as numpy arrays.
+
+    Args:
+        q: `(B, T, Dq)` float32 (rotated by RoPE if asked); k: `(B, S, Dk)`; v: `(B, S, Dv)`.
+        mask: `(B, T, S)` bool, or None when nothing is masked.
+        bias: `(1, T, S)` float32 ALiBi bias, or None.
+    """
+    score, scale, mask_value = settings.score, settings.scale, settings.mask_value
+    if score == "dot":  # |q·k| <= MAX_FEATURES * MAX_ABS_VALUE**2 ~ 1e33: dot never overflows
+        stages = _dot_attention(q, k, v, mask, scale, mask_value, bias)
+    else:
+        scores = _score_layer(score, q.shape[-1], k.shape[-1], scale, used)(q, k)  # (B, T, S)
+        _check_finite_scores(scores)
+        stages = [scores, *attention_stages(scores, mask, v, mask_value, bias)]
+    stages = [np.asarray(x) for x in stages]  # scores, masked, weights, output
+    if mask is None and bias is None:
+        stages[1] = stages[0]
+    return stages
 
 
 _DOT_LAYERS: dict[bool, keras.layers.Layer] = {}  # scale -> the shared dot-product score layer
@@ -225,37 +285,40 @@ def _score_layer(
 
 
 _COMPILED: dict[tuple[bool, bool, str], Any] = {}  # (scale, masked, mask_value) -> graph
+_COMPILED_WITH_BIAS: dict[tuple[bool, bool, str], Any] = {}  # the same, adding a bias (ALiBi)
 
 
-def _dot_attention(q, k, v, mask, scale: bool, mask_value: str) -> list[Any]:
+def _dot_attention(q, k, v, mask, scale: bool, mask_value: str, bias=None) -> list[Any]:
     """Dot-product scores and every stage, `[scores, masked, weights, output]`, in one
     compiled graph: the shared dot score layer and `attention_stages`, as in eager mode.
 
     Args:
         q: `(B, T, D)` float32; k: `(B, S, D)`; v: `(B, S, Dv)`.
         mask: `(B, T, S)` bool, True = allowed, or None when nothing is masked.
+        bias: float32 `(1 or B, T, S)` added to the scores before masking, or None.
     """
     flags = (scale, mask is not None, mask_value)
-    if flags not in _COMPILED:
-        _COMPILED[flags] = _compile_dot_attention(*flags)
-    inputs = (q, k, v) if mask is None else (q, k, v, mask)
-    return list(_COMPILED[flags](*(tf.constant(x) for x in inputs)))
+    graphs = _COMPILED if bias is None else _COMPILED_WITH_BIAS
+    if flags not in graphs:
+        graphs[flags] = _compile_dot_attention(*flags, biased=bias is not None)
+    inputs = [x for x in (q, k, v, mask, bias) if x is not None]
+    return list(graphs[flags](*(tf.constant(x) for x in inputs)))
 
 
-def _compile_dot_attention(scale: bool, masked: bool, mask_value: str) -> Any:
+def _compile_dot_attention(scale: bool, masked: bool, mask_value: str, biased: bool) -> Any:
     """A compiled graph for any B, T, S and D (one trace: no retracing as sizes change)."""
     layer = _score_layer("dot", None, None, scale, {})
     floats = tf.TensorSpec([None, None, None], tf.float32)
     signature = [floats] * 3 + ([tf.TensorSpec([None, None, None], tf.bool)] if masked else [])
+    signature += [floats] if biased else []
 
-    def stages(q, k, v, mask):
+    def stages(q, k, v, *rest):
+        mask = rest[0] if masked else None
+        bias = rest[-1] if biased else None
         scores = layer(q, k)  # (B, T, S)
-        return (scores, *attention_stages(scores, mask, v, mask_value))
+        return (scores, *attention_stages(scores, mask, v, mask_value, bias))
 
-    def unmasked_stages(q, k, v):
-        return stages(q, k, v, None)
-
-    function = tf.function(stages if masked else unmasked_stages, input_signature=signature)
+    function = tf.function(stages, input_signature=signature)
 
     # the concrete function: calling it skips tf.function's argument binding (~0.5 ms a call)
     return function.get_concrete_function()

@@ -41,3 +41,10 @@ MAX_PAIRS = 1_000_000  # most pairs one `make_pairs` call draws
 APP_MAX_EPOCHS = 30  # most epochs of a run started from the Learn page
 APP_TIME_LIMIT = 90.0  # seconds of training at most per run started from the Learn page
 APP_TRAIN_PAIRS = (500, 1_000, 2_000, 5_000, 10_000, 20_000)  # pairs a Learn run may draw
+
+# Attention as today's models compute it (positions, packed documents, tiles)
+MAX_ROPE_THETA = 1e9  # largest RoPE base θ (Llama 3 uses 5e5, long-context models up to ~1e7)
+MAX_POSITION = 1e6  # largest magnitude of a token position given to RoPE or ALiBi
+MAX_DOCUMENTS = MAX_TOKENS  # most packed documents in one sequence
+MAX_TILE = MAX_TOKENS  # largest query or key tile of tiled attention
+MAX_TILE_STEPS = 4096  # most (query tile, key tile) steps one tiled run records

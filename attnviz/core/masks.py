@@ -1,7 +1,8 @@
 """Attention masks: which key each query may attend.
 
 Shape letters: B batch, T queries, S keys. A mask is a bool array, True = allowed.
-Masks combine with AND, so a key is allowed only when every active mask allows it.
+The position rules (causal, window, sinks, packed documents, prefix-LM, chunks) live in
+`mask_spec`; `build_mask` applies them and ANDs the key padding mask of each sequence on top.
 Pure numpy: building a mask never needs TensorFlow.
 """
 
@@ -11,8 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import check_int, describe
-from attnviz.core.limits import MAX_TOKENS
+from attnviz.core.checks import describe
+from attnviz.core.mask_spec import MaskSpec, check_window
+
+__all__ = [  # check_window lives with the other rules in mask_spec; re-exported for old callers
+    "MASK_VALUES",
+    "NEG_LARGE",
+    "build_mask",
+    "causal_mask",
+    "check_padding_mask",
+    "check_window",
+    "window_mask",
+]
 
 MASK_VALUES = ("-inf", "-1e9")  # what a blocked logit becomes (see attention.attention_stages)
 NEG_LARGE = -1e9  # what the Keras tutorials add to masked logits (float32)
@@ -87,8 +98,12 @@ def build_mask(
     causal: bool = False,
     window: int | None = None,
     key_padding_mask: np.ndarray | None = None,
+    sinks: int | None = None,
+    documents: tuple[int, ...] | None = None,
+    prefix: int | None = None,
+    chunk: int | None = None,
 ) -> np.ndarray:
-    """Combine the causal, window and key padding masks with AND.
+    """Combine the position rules of `mask_spec.MaskSpec` with the key padding mask (AND).
 
     Args:
         batch: B.
@@ -97,21 +112,21 @@ def build_mask(
         causal: apply the look-ahead mask.
         window: local-attention half-width w >= 0, or None for no window.
         key_padding_mask: checked bool `(B or 1, S)` from `check_padding_mask`, or None.
+        sinks: the first k keys stay visible through the window and chunks, or None.
+        documents: packed document lengths adding up to S (block-diagonal), or None.
+        prefix: prefix-LM: bidirectional over the first P positions, causal after, or None.
+        chunk: chunk size C: attend only within one's chunk, or None.
 
     Returns:
         Bool array `(B, T, S)`, True = allowed.
+
+    Raises:
+        ValueError: when a rule is invalid or does not fit T and S.
     """
-    mask = causal_mask(t, s) if causal else np.ones((t, s), dtype=bool)  # (T, S)
-    if window is not None:
-        mask &= window_mask(t, s, window)
+    spec = MaskSpec(causal, window, sinks, documents, prefix, chunk)
+    spec.check_fits(t, s)
+    mask = spec.allowed(np.arange(t), np.arange(s))  # (T, S)
     mask = np.broadcast_to(mask, (batch, t, s))  # (B, T, S)
     if key_padding_mask is not None:
         mask = mask & key_padding_mask[:, None, :]  # (B, T, S) & (B, 1, S)
     return np.ascontiguousarray(mask)
-
-
-def check_window(window: Any) -> int | None:
-    """Validate the local-attention window: None (off) or a whole number from 0."""
-    if window is None:
-        return None
-    return check_int(window, "window", low=0, high=MAX_TOKENS)

@@ -24,7 +24,8 @@ import numpy as np
 import tensorflow as tf
 
 from attnviz.core.checks import check_int, describe, read_only
-from attnviz.learn.network import NetworkConfig, Networks, build_networks
+from attnviz.learn.configs import NetworkConfig
+from attnviz.learn.network import Networks, build_networks
 from attnviz.learn.tasks import Task, get_task
 from attnviz.learn.vocab import END, PAD, START, Vocabulary
 

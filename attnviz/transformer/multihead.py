@@ -1,17 +1,24 @@
 """Multi-head attention with every head exposed, on the single-head machinery of `attention`.
 
-Shape letters: B batch, H heads, T queries, S keys, D model features (`d_model`), Dk query/key
-features per head (`d_k`), Dv value features per head (`d_v`).
+Shape letters: B batch, H query heads, G key/value heads (G divides H), T queries, S keys,
+D model features (`d_model`), Dk query/key features per head (`d_k`), Dv value features per
+head (`d_v`).
 
-    head_h = softmax(Q W_Q[h] (K W_K[h])ᵀ / sqrt(Dk) + M) V W_V[h]
+    head_h = softmax(Q W_Q[h] (K W_K[g(h)])ᵀ / sqrt(Dk) + bias_h + M) V W_V[g(h)]
     output = concat(head_1, ..., head_H) W_O
+
+With G = H (the default) every head has its own keys and values, g(h) = h; with fewer K/V heads
+(grouped-query attention; G = 1 is multi-query) query head h reads K/V head g(h) = h // (H / G)
+(see `head_weights`). Positions inside attention: RoPE rotates each head's queries and keys
+(Dk even); ALiBi adds head h's bias `−m_h·|i − j|`, slopes as in the paper.
 
 The heads are folded into the batch axis, `(B, H, T, Dk) -> (B·H, T, Dk)`, and scored, masked
 and softmaxed by `scoring.DotScore`, `masks.build_mask` and `attention.attention_stages`: one
 implementation of masking and softmax for one head or many. No biases, as in Vaswani et al.
 
-Weights ("params"), as in Keras's `MultiHeadAttention` up to an axis order:
-- "W_Q" `(H, D, Dk)`, "W_K" `(H, D, Dk)`, "W_V" `(H, D, Dv)`: head h projects with `W_Q[h]`.
+Weights ("params"), as in Keras's `MultiHeadAttention` and `GroupQueryAttention` up to an axis
+order (shapes in `head_weights`):
+- "W_Q" `(H, D, Dk)`, "W_K" `(G, D, Dk)`, "W_V" `(G, D, Dv)`: head h projects with `W_Q[h]`.
   Keras's query kernel `(D, H, Dk)` is `W_Q.transpose(1, 0, 2)`.
 - "W_O" `(H·Dv, D)`: rows h·Dv … (h+1)·Dv take head h. Keras's output kernel `(H, Dv, D)` is
   `W_O.reshape(H, Dv, D)`.
@@ -24,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -34,12 +41,15 @@ from attnviz.core.attention import AttentionSettings, attention_stages, check_qk
 from attnviz.core.checks import check_int, read_only
 from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
 from attnviz.core.masks import build_mask, check_padding_mask
+from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slopes, attention_positions
 from attnviz.core.scoring import DotScore
-from attnviz.core.seeding import seeded_rng
-from attnviz.core.weights import resolve_weights
-from attnviz.inputs.text import projection_weights
-
-PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
+from attnviz.transformer.head_weights import (
+    HeadCosts,
+    check_kv_heads,
+    head_costs,
+    kv_head_of,
+    resolve_multihead_params,
+)
 
 
 @dataclass(frozen=True)
@@ -50,11 +60,11 @@ class MultiHeadResult:
     """
 
     query_heads: np.ndarray  # (…, H, T, Dk) the queries of each head, query @ W_Q[h]
-    key_heads: np.ndarray  # (…, H, S, Dk) the keys of each head, key @ W_K[h]
-    value_heads: np.ndarray  # (…, H, S, Dv) the values of each head, value @ W_V[h]
+    key_heads: np.ndarray  # (…, H, S, Dk) the keys head h reads, key @ W_K[g(h)] (before RoPE)
+    value_heads: np.ndarray  # (…, H, S, Dv) the values head h reads, value @ W_V[g(h)]
     scores: np.ndarray  # (…, H, T, S) q·k per head, divided by sqrt(Dk) when scaling
     mask: np.ndarray  # (…, T, S) bool, True = the query may attend the key (same for all heads)
-    masked_scores: np.ndarray  # (…, H, T, S) the logits softmax sees
+    masked_scores: np.ndarray  # (…, H, T, S) the logits softmax sees (scores + bias, masked)
     weights: np.ndarray  # (…, H, T, S) softmax over keys per head; rows sum to 1 (or 0)
     fully_masked: np.ndarray  # (…, T) bool, True = the query row has no allowed key
     head_outputs: np.ndarray  # (…, H, T, Dv) weights @ values, per head
@@ -62,11 +72,20 @@ class MultiHeadResult:
     output: np.ndarray  # (…, T, D) concat @ W_O
     head_average: np.ndarray  # (…, T, S) the mean of the H weight matrices
     params: dict[str, np.ndarray]  # "W_Q", "W_K", "W_V", "W_O" actually used (see module doc)
-    settings: AttentionSettings  # masks, scaling and seed (score is always "dot")
+    settings: AttentionSettings  # masks, scaling, positions and seed (score is always "dot")
     num_heads: int  # H
     d_k: int  # Dk, query/key features per head
     d_v: int  # Dv, value features per head
     scale_factor: float  # what q·k was multiplied by: 1/sqrt(Dk), or 1.0
+    num_kv_heads: int = 0  # G, key/value heads (G = H: multi-head; 1: multi-query)
+    kv_head_of: np.ndarray | None = None  # (H,) int, the K/V head g(h) each query head reads
+    shared_key_heads: np.ndarray | None = None  # (…, G, S, Dk) key @ W_K[g], one per K/V head
+    shared_value_heads: np.ndarray | None = None  # (…, G, S, Dv) value @ W_V[g]
+    rotated_query_heads: np.ndarray | None = None  # (…, H, T, Dk) after RoPE; None without
+    rotated_key_heads: np.ndarray | None = None  # (…, H, S, Dk) after RoPE; None without
+    position_bias: np.ndarray | None = None  # (H, T, S) ALiBi's −m_h·|i − j| per head; or None
+    alibi_slopes: np.ndarray | None = None  # (H,) ALiBi's slope per head; or None
+    costs: HeadCosts | None = None  # parameters and KV-cache bytes per token of these heads
 
 
 def compute_multihead(
@@ -84,6 +103,13 @@ def compute_multihead(
     scale: bool = True,
     params: Mapping[str, Any] | None = None,
     seed: int = 0,
+    num_kv_heads: int | None = None,
+    sinks: int | None = None,
+    documents: Any = None,
+    prefix: int | None = None,
+    chunk: int | None = None,
+    position: str = "none",
+    rope_theta: float = DEFAULT_ROPE_THETA,
 ) -> MultiHeadResult:
     """Compute multi-head scaled dot-product attention and return every head's matrices.
 
@@ -101,6 +127,11 @@ def compute_multihead(
         scale: divide the scores by sqrt(Dk).
         params: "W_Q", "W_K", "W_V", "W_O" (shapes in the module doc); missing ones are drawn.
         seed: seed for the missing weights.
+        num_kv_heads: G, key/value heads, dividing H; None = H (multi-head), 1 = multi-query.
+        sinks, documents, prefix, chunk: the mask rules of `compute_attention` (`mask_spec`).
+        position: "none", "rope" (rotate each head's queries and keys; Dk even) or "alibi"
+            (head h adds `−m_h·|i − j|`, the paper's slopes for H heads).
+        rope_theta: RoPE's base θ.
 
     Returns:
         A `MultiHeadResult`.
@@ -108,22 +139,29 @@ def compute_multihead(
     Raises:
         ValueError: with what is wrong, what is allowed and what was received.
     """
-    settings = AttentionSettings("dot", scale, causal, window, mask_value, seed)
     num_heads = check_int(num_heads, "num_heads", low=1, high=MAX_HEADS)
+    settings = AttentionSettings(
+        "dot", scale, causal, window, mask_value, seed, sinks, documents, prefix, chunk,
+        position, rope_theta, alibi_heads=num_heads,
+    )  # fmt: skip
+    num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
     q, k, v, batched = check_qkv(query, key, value, same_qk_width=False)
     d_model = _check_model_width(q.shape, k.shape, v.shape, num_heads)
     d_k, d_v = _check_head_sizes(d_model, num_heads, d_k, d_v)
     _check_cells(q.shape[0], num_heads, q.shape[1], k.shape[1])
+    _check_rope_head_size(position, d_k)
     padding = None
     if key_padding_mask is not None:
         padding = check_padding_mask(key_padding_mask, q.shape[0] if batched else None, k.shape[1])
-    mask = build_mask(
-        q.shape[0], q.shape[1], k.shape[1], causal=causal, window=window, key_padding_mask=padding
-    )  # (B, T, S)
-    used = resolve_multihead_params(num_heads, d_model, d_k, d_v, params, seed)
+    rules = asdict(settings.mask_spec)  # causal, window, sinks, documents, prefix, chunk
+    mask = build_mask(q.shape[0], q.shape[1], k.shape[1], key_padding_mask=padding, **rules)
+    used = resolve_multihead_params(num_heads, d_model, d_k, d_v, params, seed, num_kv_heads)
     stages = _run_heads(q, k, v, mask, used, settings)
     unbatch = (lambda a: a) if batched else (lambda a: a[0])
-    arrays = {name: read_only(unbatch(np.asarray(a))) for name, a in stages.items()}
+    bias = stages.pop("position_bias")  # (H, T, S) or None: no batch axis
+    arrays = {
+        name: None if a is None else read_only(unbatch(np.asarray(a))) for name, a in stages.items()
+    }
     return MultiHeadResult(
         **arrays,
         mask=read_only(unbatch(mask)),
@@ -134,6 +172,11 @@ def compute_multihead(
         d_k=d_k,
         d_v=d_v,
         scale_factor=1.0 / math.sqrt(d_k) if scale else 1.0,
+        num_kv_heads=num_kv_heads,
+        kv_head_of=read_only(kv_head_of(num_heads, num_kv_heads)),
+        position_bias=None if bias is None else read_only(bias),
+        alibi_slopes=read_only(alibi_slopes(num_heads)) if position == "alibi" else None,
+        costs=head_costs(d_model, num_heads, num_kv_heads, d_k, d_v),
     )
 
 
@@ -147,27 +190,31 @@ def _run_heads(
 ) -> dict[str, Any]:
     """Project into heads, attend with the heads folded into the batch, concatenate, mix."""
     batch, t = q.shape[0], q.shape[1]
-    h, d_v = params["W_V"].shape[0], params["W_V"].shape[2]
-    # (B, T, D) x (H, D, Dk) -> (B, H, T, Dk); keys and values likewise
-    q_heads = ops.einsum("btd,hdk->bhtk", q, params["W_Q"])  # (B, H, T, Dk)
-    k_heads = ops.einsum("bsd,hdk->bhsk", k, params["W_K"])  # (B, H, S, Dk)
-    v_heads = ops.einsum("bsd,hdv->bhsv", v, params["W_V"])  # (B, H, S, Dv)
-    scores = DotScore(scale=settings.scale)(_fold(q_heads), _fold(k_heads))  # (B·H, T, S)
+    h, d_v = params["W_Q"].shape[0], params["W_V"].shape[2]
+    heads = _project(q, k, v, params, settings)
+    rope = settings.position == "rope"
+    scored_queries = heads["rotated_query_heads" if rope else "query_heads"]  # (B, H, T, Dk)
+    scored_keys = heads["rotated_key_heads" if rope else "key_heads"]  # (B, H, S, Dk)
+    scores = DotScore(scale=settings.scale)(
+        _fold(scored_queries), _fold(scored_keys)
+    )  # (B·H, T, S)
     any_masked = not mask.all()
     folded_mask = np.repeat(mask, h, axis=0) if any_masked else None  # (B, T, S) -> (B·H, T, S)
+    bias = heads["position_bias"]  # (H, T, S) or None
+    folded_bias = (
+        bias if bias is None or batch == 1 else np.tile(bias, (batch, 1, 1))
+    )  # (B·H, T, S)
     masked, weights, out = attention_stages(
-        scores, folded_mask, _fold(v_heads), settings.mask_value
+        scores, folded_mask, _fold(heads["value_heads"]), settings.mask_value, folded_bias
     )  # (B·H, T, S), (B·H, T, S), (B·H, T, Dv)
-    if not any_masked:
+    if not any_masked and bias is None:
         masked = scores  # no mask: softmax saw the scores themselves
     head_outputs = _unfold(out, batch)  # (B, H, T, Dv)
     # (B, H, T, Dv) -> (B, T, H, Dv) -> (B, T, H·Dv)
     concat = ops.reshape(ops.transpose(head_outputs, (0, 2, 1, 3)), (batch, t, h * d_v))
     weights = _unfold(weights, batch)  # (B, H, T, S)
     return {
-        "query_heads": q_heads,
-        "key_heads": k_heads,
-        "value_heads": v_heads,
+        **heads,
         "scores": _unfold(scores, batch),
         "masked_scores": _unfold(masked, batch),
         "weights": weights,
@@ -178,6 +225,38 @@ def _run_heads(
     }
 
 
+def _project(q, k, v, params, settings: AttentionSettings) -> dict[str, Any]:
+    """Each head's queries, keys and values (K/V repeated over each group), rotated by RoPE
+    or with ALiBi's bias `(H, T, S)` as asked."""
+    h, g = params["W_Q"].shape[0], params["W_K"].shape[0]
+    # (B, T, D) x (H, D, Dk) -> (B, H, T, Dk); keys and values likewise with G heads
+    q_heads = np.asarray(ops.einsum("btd,hdk->bhtk", q, params["W_Q"]))  # (B, H, T, Dk)
+    k_shared = np.asarray(ops.einsum("bsd,gdk->bgsk", k, params["W_K"]))  # (B, G, S, Dk)
+    v_shared = np.asarray(ops.einsum("bsd,gdv->bgsv", v, params["W_V"]))  # (B, G, S, Dv)
+
+    def repeat(x: np.ndarray) -> np.ndarray:
+        """`(B, G, …) -> (B, H, …)`: each K/V head once per query head of its group."""
+        return x if g == h else np.repeat(x, h // g, axis=1)
+
+    heads = {
+        "query_heads": q_heads,
+        "key_heads": repeat(k_shared),
+        "value_heads": repeat(v_shared),
+        "shared_key_heads": k_shared,
+        "shared_value_heads": v_shared,
+        "rotated_query_heads": None,
+        "rotated_key_heads": None,
+    }
+    slopes = alibi_slopes(h) if settings.position == "alibi" else None
+    q_rot, k_rot, bias = attention_positions(
+        q_heads, k_shared, settings.position, settings.rope_theta, slopes
+    )  # (B, H, T, Dk), (B, G, S, Dk) rotated by RoPE; ALiBi's (H, T, S)
+    if settings.position == "rope":
+        heads["rotated_query_heads"], heads["rotated_key_heads"] = q_rot, repeat(k_rot)
+    heads["position_bias"] = bias
+    return heads
+
+
 def _fold(x: Any) -> Any:
     """`(B, H, N, F) -> (B·H, N, F)`: heads into the batch axis, batch-major."""
     return ops.reshape(x, (-1, *x.shape[2:]))
@@ -186,56 +265,6 @@ def _fold(x: Any) -> Any:
 def _unfold(x: Any, batch: int) -> Any:
     """`(B·H, N, F) -> (B, H, N, F)`: the inverse of `_fold`."""
     return ops.reshape(x, (batch, -1, *x.shape[1:]))
-
-
-def multihead_param_shapes(
-    num_heads: int, d_model: int, d_k: int, d_v: int
-) -> dict[str, tuple[int, ...]]:
-    """The weights of multi-head attention, by name, with their shapes."""
-    return {
-        "W_Q": (num_heads, d_model, d_k),
-        "W_K": (num_heads, d_model, d_k),
-        "W_V": (num_heads, d_model, d_v),
-        "W_O": (num_heads * d_v, d_model),
-    }
-
-
-def resolve_multihead_params(
-    num_heads: int,
-    d_model: int,
-    d_k: int,
-    d_v: int,
-    params: Mapping[str, Any] | None,
-    seed: int,
-) -> dict[str, np.ndarray]:
-    """Check the user's weights and draw the missing ones from `seed`.
-
-    Returns:
-        The float32 "W_Q", "W_K", "W_V" and "W_O" the heads will use.
-    """
-    return resolve_weights(
-        params,
-        multihead_param_shapes(num_heads, d_model, d_k, d_v),
-        lambda: draw_multihead_params(num_heads, d_model, d_k, d_v, seed),
-        "multi-head attention",
-    )
-
-
-def draw_multihead_params(
-    num_heads: int, d_model: int, d_k: int, d_v: int, seed: int
-) -> dict[str, np.ndarray]:
-    """Draw all four weights reproducibly from `seed` (normal, std 1/sqrt(fan-in)), float32."""
-    h = num_heads
-    wide = projection_weights(d_model, h * d_k, h * d_v, seed)  # (D, H·Dk) and (D, H·Dv)
-    drawn = {
-        name: np.ascontiguousarray(
-            matrix.reshape(d_model, h, -1).transpose(1, 0, 2)  # (D, H·d) -> (D, H, d) -> (H, D, d)
-        )
-        for name, matrix in wide.items()
-    }
-    rng = seeded_rng(seed, "weights\0W_O")
-    drawn["W_O"] = rng.standard_normal((h * d_v, d_model)) / math.sqrt(h * d_v)  # (H·Dv, D)
-    return {name: w.astype(np.float32) for name, w in drawn.items()}
 
 
 def _check_model_width(qs: tuple, ks: tuple, vs: tuple, num_heads: int) -> int:
@@ -282,4 +311,14 @@ def _check_cells(batch: int, num_heads: int, t: int, s: int) -> None:
             f"Too many attention cells: {batch} sequences × {num_heads} heads × {t} queries × "
             f"{s} keys = {cells:,}; the limit is {MAX_SCORE_CELLS:,}. Use fewer heads or fewer "
             "or shorter sequences."
+        )
+
+
+def _check_rope_head_size(position: str, d_k: int) -> None:
+    """RoPE rotates each head's query/key features in pairs: Dk must be even."""
+    if position == "rope" and d_k % 2:
+        raise ValueError(
+            'position="rope" rotates each head\'s query and key features in pairs, so the '
+            f"features per head (d_k) must be even. Received: d_k={d_k}. Choose an even d_k "
+            '(or d_model / num_heads), or use position="none" or "alibi".'
         )

@@ -1,8 +1,11 @@
-"""Tests for attnviz.core.masks: causal, window and key padding masks and their AND-combination."""
+"""Tests for attnviz.core.masks: causal, window and key padding masks, their AND-combination, and
+today's rules (sinks, documents, prefix-LM, chunks) through build_mask and compute_attention."""
 
 import numpy as np
 import pytest
+from reference import reference_attention
 
+from attnviz import compute_attention
 from attnviz.core.masks import (
     build_mask,
     causal_mask,
@@ -12,6 +15,7 @@ from attnviz.core.masks import (
 )
 
 T, F = True, False
+TOL = {"rtol": 1e-5, "atol": 1e-5}
 
 
 @pytest.mark.parametrize(
@@ -160,3 +164,89 @@ def test_check_window_accepts_none_and_whole_numbers(window, expected):
 def test_check_window_errors(window, match):
     with pytest.raises(ValueError, match=match):
         check_window(window)
+
+
+# --- today's rules (mask_spec) through build_mask and compute_attention ---------------------------
+
+
+def test_build_mask_ands_the_new_rules_with_padding():
+    padding = np.array([[T, T, T, T, F]])  # (1, S): the last key is padding
+    mask = build_mask(1, 5, 5, causal=True, window=1, sinks=1, key_padding_mask=padding)
+    expected = [[T, F, F, F, F], [T, T, F, F, F], [T, T, T, F, F], [T, F, T, T, F], [T, F, F, T, F]]
+    np.testing.assert_array_equal(mask, [expected])
+
+
+def test_build_mask_checks_that_the_rules_fit():
+    with pytest.raises(ValueError, match=r"`sinks` asks for 4 sink tokens, but the sequence has "):
+        build_mask(1, 3, 3, sinks=4)
+
+
+RNG = np.random.default_rng(31)
+Q6, K6, V6 = RNG.normal(size=(6, 4)), RNG.normal(size=(6, 4)), RNG.normal(size=(6, 3))
+NEW_RULES = {
+    "sinks+window": {"causal": True, "window": 1, "sinks": 2},
+    "documents": {"documents": (2, 3, 1)},
+    "documents+causal": {"documents": (2, 3, 1), "causal": True},
+    "prefix": {"prefix": 3},
+    "chunk": {"chunk": 4},
+    "chunk+causal": {"chunk": 4, "causal": True},
+    "everything": {"causal": True, "window": 2, "sinks": 1, "documents": (4, 2), "chunk": 3},
+}
+
+
+@pytest.mark.parametrize("mask_value", ["-inf", "-1e9"])
+@pytest.mark.parametrize("rules", NEW_RULES.values(), ids=list(NEW_RULES))
+def test_compute_attention_with_each_rule_equals_the_reference(rules, mask_value):
+    padding = [T, T, T, T, F, T]
+    result = compute_attention(Q6, K6, V6, key_padding_mask=padding, mask_value=mask_value, **rules)
+    expected = reference_attention(Q6, K6, V6, padding=padding, mask_value=mask_value, **rules)
+    np.testing.assert_array_equal(result.mask, expected.mask)
+    for name in ("masked_scores", "weights", "output"):
+        np.testing.assert_allclose(getattr(result, name), getattr(expected, name), **TOL)
+    allowed_rows = ~result.fully_masked
+    np.testing.assert_allclose(result.weights[allowed_rows].sum(axis=-1), 1, atol=1e-6)
+    if mask_value == "-inf":
+        assert (result.weights[~result.mask] == 0).all()  # exactly zero, not nearly
+    assert result.settings.mask_spec.documents == rules.get("documents")
+
+
+def test_packed_documents_attend_as_if_each_were_alone():
+    lengths = (2, 3, 1)
+    packed = compute_attention(Q6, K6, V6, documents=lengths, causal=True)
+    start = 0
+    for length in lengths:
+        part = slice(start, start + length)
+        alone = compute_attention(Q6[part], K6[part], V6[part], causal=True)
+        np.testing.assert_allclose(packed.output[part], alone.output, **TOL)
+        np.testing.assert_allclose(packed.weights[part, part], alone.weights, **TOL)
+        start += length
+
+
+def test_prefix_queries_attend_bidirectionally_within_the_prefix():
+    result = compute_attention(Q6, K6, V6, prefix=3)
+    alone = compute_attention(Q6[:3], K6[:3], V6[:3])
+    np.testing.assert_allclose(result.output[:3], alone.output, **TOL)
+    causal = compute_attention(Q6, K6, V6, causal=True)
+    np.testing.assert_array_equal(result.mask[3:], causal.mask[3:] | (np.arange(6) < 3))
+
+
+def test_causal_chunks_are_separate_causal_sequences():
+    result = compute_attention(Q6, K6, V6, chunk=4, causal=True)
+    for part in (slice(0, 4), slice(4, 6)):
+        alone = compute_attention(Q6[part], K6[part], V6[part], causal=True)
+        np.testing.assert_allclose(result.output[part], alone.output, **TOL)
+
+
+@pytest.mark.parametrize(
+    ("rules", "match"),
+    [
+        ({"sinks": 7}, r"`sinks` asks for 7 sink tokens, but the sequence has only 6 keys"),
+        ({"prefix": 8}, r"`prefix` asks for 8 prefix tokens, but the sequence has only 6 keys"),
+        ({"chunk": 0}, r"`chunk` must be from 1 to 4096: a chunk holds at least one token"),
+        ({"documents": (2, 2)}, r"add up to 4, but they must cover the 6 keys exactly"),
+    ],
+    ids=["sinks", "prefix", "chunk", "documents"],
+)
+def test_compute_attention_explains_rules_that_do_not_fit(rules, match):
+    with pytest.raises(ValueError, match=match):
+        compute_attention(Q6, K6, V6, **rules)

@@ -69,3 +69,67 @@ def test_masking_pitfall_preset_shows_the_difference():
 def test_random_spec_rejects_oversized_batches():
     with pytest.raises(ValueError, match="too large"):
         RandomSpec(batch=1024, queries=4096, keys=4096)
+
+
+# --- the presets of today's attention: each shows why its rule or position scheme exists ---------
+
+
+def _settings(name: str, **changes):
+    settings = {k: v for k, v in PRESETS[name].settings.items() if k != "padding"}
+    return {**settings, **changes}
+
+
+def test_attention_sinks_preset_keeps_the_first_token_in_every_row():
+    q, k, v = _inputs(PRESETS["07_attention_sinks"])
+    sinks = compute_attention(q, k, v, **_settings("07_attention_sinks"))
+    window = compute_attention(q, k, v, **_settings("07_attention_sinks", sinks=None))
+    full = compute_attention(q, k, v, causal=True)
+    assert (sinks.weights[:, 0] > 0.7).all() and (full.weights[:, 0] > 0.5).all()
+    assert (window.weights[3:, 0] == 0).all()  # the window alone drops token 0 from row 3 on
+    far_sinks = np.abs(sinks.output - full.output)[3:, 0]
+    far_window = np.abs(window.output - full.output)[3:, 0]
+    assert (far_sinks < far_window).all()
+
+
+def test_packed_documents_preset_stops_contamination_across_documents():
+    q, k, v = _inputs(PRESETS["08_packed_documents"])
+    packed = compute_attention(q, k, v, **_settings("08_packed_documents"))
+    leaky = compute_attention(q, k, v, **_settings("08_packed_documents", documents=None))
+    np.testing.assert_allclose(packed.output[7:], [[0, 0, 1]] * 2, atol=1e-6)
+    assert leaky.output[7, 0] > 0.7  # the third document reads mostly from the first
+    alone = compute_attention(q[7:], k[7:], v[7:], causal=True)
+    np.testing.assert_allclose(packed.weights[7:, 7:], alone.weights, atol=1e-6)
+
+
+def test_prefix_lm_preset_lets_the_prompt_look_ahead():
+    q, k, v = _inputs(PRESETS["09_prefix_lm"])
+    prefix = compute_attention(q, k, v, **_settings("09_prefix_lm"))
+    causal = compute_attention(q, k, v, **_settings("09_prefix_lm", prefix=None))
+    assert prefix.weights[0, 2] > 0.8 and causal.weights[0, 2] == 0
+    assert (prefix.weights[3, 4] == 0) and (prefix.weights[:3, 3:] == 0).all()
+
+
+def test_chunked_attention_preset_bounds_every_row_by_its_chunk():
+    q, k, v = _inputs(PRESETS["10_chunked_attention"])
+    result = compute_attention(q, k, v, **_settings("10_chunked_attention"))
+    assert result.weights[0, 0] == 1 and result.weights[4, 4] == 1  # a chunk's first token
+    assert (result.weights[4:, :4] == 0).all() and (result.mask.sum(axis=1) <= 4).all()
+
+
+def test_rope_probe_preset_scores_depend_only_on_the_offset():
+    q, k, v = _inputs(PRESETS["11_rope_probe"])
+    result = compute_attention(q, k, v, **_settings("11_rope_probe"))
+    none = compute_attention(q, k, v)
+    assert np.ptp(none.scores) == 0  # identical tokens: no position, no pattern
+    for offset in range(-7, 8):
+        assert np.ptp(np.diagonal(result.scores, offset)) < 1e-5
+    assert np.ptp(result.scores) > 1
+
+
+def test_alibi_preset_weighs_each_key_e_to_the_slope_times_its_left_neighbour():
+    q, k, v = _inputs(PRESETS["12_alibi"])
+    result = compute_attention(q, k, v, **_settings("12_alibi"))
+    row = result.weights[7]
+    np.testing.assert_allclose(row[1:] / row[:-1], np.exp(0.5), rtol=1e-5)
+    far = compute_attention(q, k, v, **_settings("12_alibi", alibi_head=7))
+    assert np.ptp(far.weights[7]) < 0.01  # slope 1/256: almost even

@@ -6,7 +6,8 @@ import pytest
 
 from attnviz.core.attention import ScoredAttention
 from attnviz.core.scoring import ConcatScore, DotScore, GeneralScore
-from attnviz.learn.network import NetworkConfig, build_networks
+from attnviz.learn.configs import NetworkConfig
+from attnviz.learn.network import build_networks
 from attnviz.learn.tasks import get_task
 from attnviz.learn.vocab import Vocabulary
 

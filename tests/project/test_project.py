@@ -113,3 +113,23 @@ def test_no_code_edits_sys_path():
         if re.search(r"sys\.path\.(insert|append)\(", line)
     ]
     assert edits == []
+
+
+def test_readme_example_of_todays_attention_runs():
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("### Attention as today's models compute it", 1)[1]
+    code = re.search(r"```python\n(.+?)\n```", section, re.DOTALL).group(1)
+    checks = (
+        "\nassert rope.rotated_query.shape == (8, 16)\n"
+        "assert list(alibi.position_bias[3]) == [-1.5, -1, -0.5, 0, -0.5, -1, -1.5, -2]\n"
+        "assert heads.costs.kv_cache_bytes_per_token == 64 and cache.cache_bytes[-1] == 512\n"
+        "assert cache.step(5).keys.shape == (2, 6, 4)\n"
+        "assert (tiled.memory.full_matrix_bytes, tiled.memory.tile_matrix_bytes) == (256, 96)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code + checks], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr

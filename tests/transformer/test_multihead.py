@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 import pytest
-from reference import reference_attention
+from reference import reference_alibi, reference_attention, reference_rope
 
 from attnviz.core.attention import compute_attention
 from attnviz.inputs.text import encode_sentences
@@ -252,3 +252,168 @@ def test_invalid_input_is_rejected_with_a_helpful_message(kwargs, message):
     arrays.update({k: kwargs.pop(k) for k in list(kwargs) if k in arrays})
     with pytest.raises(ValueError, match=message):
         compute_multihead(**arrays, **kwargs)
+
+
+# --- grouped K/V heads (GQA, MQA), positions and the new mask rules -----------------------------
+
+
+def _keras_gqa(params, num_heads, num_kv_heads, head_dim, d_model):
+    """Keras's GroupQueryAttention (no biases) holding our weights in its own layout."""
+    layer = keras.layers.GroupQueryAttention(
+        head_dim=head_dim,
+        num_query_heads=num_heads,
+        num_key_value_heads=num_kv_heads,
+        use_bias=False,
+        flash_attention=False,
+    )
+    layer.build((None, None, d_model), (None, None, d_model))
+    layer._query_dense.kernel.assign(params["W_Q"].transpose(1, 0, 2))  # (H, D, Dk) -> (D, H, Dk)
+    layer._key_dense.kernel.assign(params["W_K"].transpose(1, 0, 2))  # (G, D, Dk) -> (D, G, Dk)
+    layer._value_dense.kernel.assign(params["W_V"].transpose(1, 0, 2))  # (D, G, Dv)
+    layer._output_dense.kernel.assign(params["W_O"].reshape(num_heads, head_dim, d_model))
+    return layer
+
+
+@pytest.mark.parametrize(
+    "masks",
+    [{}, {"causal": True}, {"key_padding_mask": [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]},
+     {"causal": True, "window": 1, "sinks": 1}, {"documents": (2, 3)}],
+    ids=["no_mask", "causal", "padding", "sliding_window_with_sink", "documents"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("num_heads", "num_kv_heads", "d_model"),
+    [(4, 4, 8), (4, 2, 8), (4, 1, 8), (6, 3, 12), (6, 2, 6)],
+    ids=["mha", "gqa_4q_2kv", "mqa", "gqa_6q_3kv", "gqa_6q_2kv_d1"],
+)
+def test_grouped_heads_match_keras_group_query_attention(num_heads, num_kv_heads, d_model, masks):
+    query = RNG.standard_normal((2, 5, d_model))
+    source = RNG.standard_normal((2, 5, d_model))
+    ours = compute_multihead(
+        query, source, source, num_heads=num_heads, num_kv_heads=num_kv_heads, seed=4, **masks
+    )
+    layer = _keras_gqa(ours.params, num_heads, num_kv_heads, ours.d_k, d_model)
+    out, weights = layer(
+        query, source, source, attention_mask=ours.mask, return_attention_scores=True
+    )  # (B, T, D), (B, H, T, S)
+    np.testing.assert_allclose(ours.weights, np.asarray(weights), atol=1e-6)
+    np.testing.assert_allclose(ours.output, np.asarray(out), atol=1e-5)
+    assert ours.num_kv_heads == num_kv_heads
+    assert ours.params["W_K"].shape == (num_kv_heads, d_model, ours.d_k)
+    assert ours.shared_key_heads.shape == (2, num_kv_heads, 5, ours.d_k)
+
+
+def test_query_heads_of_a_group_read_the_same_keys_and_values():
+    x = RNG.standard_normal((5, 8))
+    result = compute_multihead(x, x, x, num_heads=4, num_kv_heads=2)
+    np.testing.assert_array_equal(result.kv_head_of, [0, 0, 1, 1])
+    for h, g in enumerate(result.kv_head_of):
+        np.testing.assert_array_equal(result.key_heads[h], result.shared_key_heads[g])
+        np.testing.assert_array_equal(result.value_heads[h], result.shared_value_heads[g])
+    assert not result.kv_head_of.flags.writeable
+
+
+def test_as_many_kv_heads_as_heads_is_plain_multihead_attention():
+    x = RNG.standard_normal((2, 5, 8))
+    plain = compute_multihead(x, x, x, num_heads=4, causal=True, seed=2)
+    same = compute_multihead(x, x, x, num_heads=4, num_kv_heads=4, causal=True, seed=2)
+    for name in ("weights", "output", "key_heads", "value_heads"):
+        np.testing.assert_array_equal(getattr(same, name), getattr(plain, name))
+    np.testing.assert_array_equal(plain.shared_key_heads, plain.key_heads)
+    np.testing.assert_array_equal(plain.kv_head_of, np.arange(4))
+
+
+def test_drawn_kv_weights_are_the_first_head_of_each_group():
+    x = RNG.standard_normal((3, 8))
+    full = compute_multihead(x, x, x, num_heads=4, seed=9).params
+    grouped = compute_multihead(x, x, x, num_heads=4, num_kv_heads=2, seed=9).params
+    np.testing.assert_array_equal(grouped["W_Q"], full["W_Q"])
+    np.testing.assert_array_equal(grouped["W_O"], full["W_O"])
+    for name in ("W_K", "W_V"):
+        np.testing.assert_array_equal(grouped[name], full[name][[0, 2]])
+
+
+@pytest.mark.parametrize(
+    ("num_kv_heads", "params", "cache"),
+    [(4, 64 + 64 + 64 + 64, 64), (2, 64 + 32 + 32 + 64, 32), (1, 64 + 16 + 16 + 64, 16)],
+    ids=["mha", "gqa", "mqa"],
+)
+def test_parameter_count_and_kv_cache_bytes_per_token(num_kv_heads, params, cache):
+    # D = 8, H = 4, Dk = Dv = 2: W_Q 8·4·2 = 64, W_K and W_V 8·G·2 each, W_O 4·2·8 = 64;
+    # the cache holds G·(Dk + Dv) float32 numbers per token: G·4·4 bytes
+    x = RNG.standard_normal((3, 8))
+    costs = compute_multihead(x, x, x, num_heads=4, num_kv_heads=num_kv_heads).costs
+    assert costs.param_count == params
+    assert costs.kv_cache_bytes_per_token == cache
+    assert costs.mha_kv_cache_bytes_per_token == 64
+    assert (costs.num_heads, costs.num_kv_heads) == (4, num_kv_heads)
+
+
+def _reference_heads(result, query, source, *, rotate=False, theta=1e4, biases=None, **kwargs):
+    """Each head's float64 reference from the weights the result used (K/V head h // (H/G))."""
+    p = {name: w.astype(np.float64) for name, w in result.params.items()}
+    t, s = query.shape[-2], source.shape[-2]
+    heads = []
+    for h, g in enumerate(result.kv_head_of):
+        q, k = query @ p["W_Q"][h], source @ p["W_K"][g]
+        if rotate:
+            q, k = reference_rope(q, range(t), theta), reference_rope(k, range(s), theta)
+        bias = None if biases is None else biases[h]
+        heads.append(reference_attention(q, k, source @ p["W_V"][g], bias=bias, **kwargs))
+    return heads
+
+
+def test_rope_rotates_every_head_as_the_reference_does():
+    x = RNG.standard_normal((6, 8))
+    result = compute_multihead(
+        x, x, x, num_heads=2, num_kv_heads=1, causal=True, position="rope", rope_theta=50.0
+    )
+    for h, ref in enumerate(_reference_heads(result, x, x, rotate=True, theta=50.0, causal=True)):
+        np.testing.assert_allclose(result.weights[h], ref.weights, atol=1e-6)
+        np.testing.assert_allclose(result.scores[h], ref.scores, atol=1e-5)
+    np.testing.assert_allclose(
+        result.rotated_query_heads[1], reference_rope(result.query_heads[1], range(6), 50.0),
+        atol=1e-5,
+    )  # fmt: skip
+    assert result.rotated_key_heads.shape == (2, 6, 4) and result.position_bias is None
+
+
+def test_alibi_gives_each_head_its_own_slope():
+    x = RNG.standard_normal((5, 8))
+    result = compute_multihead(x, x, x, num_heads=4, causal=True, position="alibi")
+    np.testing.assert_allclose(result.alibi_slopes, [1 / 4, 1 / 16, 1 / 64, 1 / 256])
+    for h in range(4):
+        np.testing.assert_allclose(
+            result.position_bias[h], reference_alibi(result.alibi_slopes[h], 5, 5), atol=1e-7
+        )
+    refs = _reference_heads(result, x, x, biases=result.position_bias, causal=True)
+    for h, ref in enumerate(refs):
+        np.testing.assert_allclose(result.weights[h], ref.weights, atol=1e-6)
+        np.testing.assert_allclose(result.masked_scores[h], ref.masked_scores, atol=1e-5)
+    assert result.settings.alibi_heads == 4
+
+
+def test_new_mask_rules_reach_every_head():
+    x = RNG.standard_normal((6, 4))
+    result = compute_multihead(x, x, x, num_heads=2, prefix=2, documents=(4, 2), chunk=3)
+    single = compute_attention(x, x, x, prefix=2, documents=(4, 2), chunk=3)
+    np.testing.assert_array_equal(result.mask, single.mask)
+    assert (result.weights[:, ~result.mask] == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"num_heads": 4, "num_kv_heads": 3}, r"`num_kv_heads` must divide `num_heads`, so that "
+         r"every K/V head serves the same number of query heads\. Received: num_heads=4, "
+         r"num_kv_heads=3\. Allowed for 4 heads: 1, 2, 4 \(1 = multi-query, 4 = multi-head\)\."),
+        ({"num_heads": 2, "num_kv_heads": 0}, r"`num_kv_heads` must be from 1 to 16\. Received: 0"),
+        ({"num_heads": 4, "d_k": 3, "position": "rope"}, r"the features per head \(d_k\) must be "
+         r"even\. Received: d_k=3\."),
+        ({"num_heads": 2, "sinks": 9}, r"`sinks` asks for 9 sink tokens"),
+    ],
+    ids=["kv_heads_not_dividing", "kv_heads_zero", "rope_odd_head", "sinks_beyond"],
+)  # fmt: skip
+def test_bad_head_and_position_values_are_explained(kwargs, message):
+    x = RNG.standard_normal((4, 8))
+    with pytest.raises(ValueError, match=message):
+        compute_multihead(x, x, x, **kwargs)
