@@ -72,6 +72,14 @@ def open_view(at: AppTest, name: str) -> None:
     assert_ok(at)
 
 
+def new_session(mode: str = "matrices", timeout: float = FIRST_RUN_TIMEOUT, **fields) -> AppTest:
+    """A fresh session opened on a mode's page (by a `?mode=` link), with URL `fields`."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"mode": mode, **fields})
+    at.run(timeout=timeout)
+    return at
+
+
 def open_mode(at: AppTest, name: str) -> None:
     """Open a mode's page, as a link to it does (`name`: its URL name or its label)."""
     at.query_params["mode"] = name  # the shell opens the page a `?mode=` link names

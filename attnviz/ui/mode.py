@@ -22,3 +22,5 @@ class Mode:
     url_texts: tuple[Slot[str], ...] = ()  # typed inputs carried in the URL while small
     old_names: tuple[str, ...] = ()  # other `?mode=` values of older links (its old label)
     builds_models: bool = False  # builds Keras layers or models on a run (see `loading`)
+    prepare: Callable[..., None] | None = None  # puts the page in a state a lesson asks for
+    # (keyword arguments: see each mode's `prepare`); called before the page is drawn

@@ -51,6 +51,13 @@ def show_view(name: str) -> None:
     VIEW.set(name)
 
 
+def show_comparison(what: str) -> None:
+    """Let the Compare tab change `what` (a key of `COMPARISONS`) on its next draw."""
+    if what not in COMPARISONS:
+        raise ValueError(f"Unknown comparison {what!r}. Known: {', '.join(COMPARISONS)}.")
+    COMPARE.set(what)
+
+
 def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
     """Run attention on the problem; show a ValueError as a message and return None."""
     padding = problem.padding if use_padding else None

@@ -1,5 +1,6 @@
-"""The page around every mode: page set-up, the navigation, old links, the title, the error
-boundary and the typed inputs in the URL. Wiring only.
+"""The site around every page: page set-up, the navigation (start, lessons, pages to explore), old
+links, the title, the presenter switch, the error boundary and the typed inputs in the URL.
+Wiring only.
 
 Nothing imported here loads TensorFlow: each mode draws its controls first and then waits for the
 back end (`loading.back_end`), so on a cold start the page is usable at once.
@@ -8,64 +9,110 @@ back end (`loading.back_end`), so on a cold start the page is usable at once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import partial
 
 import streamlit as st
 
+from attnviz.lessons import LESSONS, Lesson
+from attnviz.ui import lesson as lesson_page
 from attnviz.ui import navigation
 from attnviz.ui.loading import run_builds_models
 from attnviz.ui.messages import error
 from attnviz.ui.mode import Mode
-from attnviz.ui.modes import MODES, find_mode
+from attnviz.ui.modes import MODES, MODES_BY_NAME, find_mode
+from attnviz.ui.presenter import PRESENT, presenter_switch, presenting
+from attnviz.ui.start import draw_start
 from attnviz.ui.state import restore_texts_from_url, slot, store_texts_in_url
 
+START = "start"  # the start page's name; it is the site's default page, at `/`
 OLD_MODE_FIELD = "mode"  # where links made before the pages had their own paths named the mode
+SITE_FIELDS = (PRESENT.key,)  # URL fields of the site itself, on every page
 URL_RESTORED = slot("_url_restored", False)  # the typed inputs were read from the URL once
 URL_TEXTS = tuple(dict.fromkeys(text for mode in MODES for text in mode.url_texts))
+INTRO = "See attention, step by step: build it by hand, then look inside trained models."
 
 
-def _run_mode(mode: Mode) -> None:
-    """Draw one mode's page: its title and intro, then the mode; never let it take the page
-    down."""
-    run_builds_models(mode.builds_models)
-    st.title("attnviz")
-    st.caption(mode.intro)
+def _page_frame(draw: Callable[[], None], intro: str, mode: Mode | None = None) -> None:
+    """Everything a page shares: the title and its introduction, the presenter switch, the
+    error boundary, the typed inputs in the URL; `draw` draws the page itself."""
+    run_builds_models(mode is not None and mode.builds_models)
+    title, switch = st.columns([5, 1], vertical_alignment="bottom")
+    title.title("attnviz")
+    with switch:
+        presenter_switch()
+    st.caption(intro)
     try:
-        mode.draw()
+        draw()
     except Exception as err:  # noqa: BLE001 - the page must stay up whatever happens
         logging.getLogger("attnviz").exception("unexpected error while drawing the page")
         error(
             f"Something went wrong ({type(err).__name__}). Your inputs are kept; change a "
             "setting or an input to try again."
         )
-    store_texts_in_url(mode.url_texts, URL_TEXTS)
+    store_texts_in_url(mode.url_texts if mode else (), URL_TEXTS)
+
+
+def _run_mode(mode: Mode) -> None:
+    lesson_page.forget_prepared()  # a lesson opened later prepares its page again
+    _page_frame(mode.draw, mode.intro, mode)
+
+
+def _run_lesson(lesson: Lesson, pages: dict[str, st.Page]) -> None:
+    mode = MODES_BY_NAME[lesson.mode]
+    intro = f"Lesson {lesson.number} of {len(LESSONS)}, on the {mode.label} page."
+    _page_frame(partial(lesson_page.draw_lesson, lesson, mode, pages), intro, mode)
+
+
+def _run_start(pages: dict[str, st.Page]) -> None:
+    lesson_page.forget_prepared()
+    _page_frame(partial(draw_start, pages, MODES), INTRO)
 
 
 def _pages() -> dict[str, st.Page]:
-    """One page per mode, the first the default (at `/`)."""
-    return {
-        mode.name: st.Page(
-            partial(_run_mode, mode),
-            title=mode.label,
-            icon=mode.icon,
-            url_path=mode.name,
-            default=mode is MODES[0],
+    """Every page of the site by URL path: the start page (the default, at `/`), the lessons
+    and the modes."""
+    pages: dict[str, st.Page] = {}
+    pages[START] = st.Page(
+        partial(_run_start, pages), title="Start", icon=":material/home:", url_path=START,
+        default=True,
+    )  # fmt: skip
+    for lesson in LESSONS:
+        pages[lesson.slug] = st.Page(
+            partial(_run_lesson, lesson, pages),
+            title=f"{lesson.number}. {lesson.title}",
+            url_path=lesson.slug,
         )
-        for mode in MODES
+    for mode in MODES:
+        pages[mode.name] = st.Page(
+            partial(_run_mode, mode), title=mode.label, icon=mode.icon, url_path=mode.name
+        )
+    return pages
+
+
+def _sections(pages: dict[str, st.Page]) -> dict[str, list[st.Page]]:
+    """The navigation's menus: the start page, the lessons in order, the pages to explore."""
+    return {
+        "": [pages[START]],
+        "Lessons": [pages[lesson.slug] for lesson in LESSONS],
+        "Explore": [pages[mode.name] for mode in MODES],
     }
 
 
-def _follow_old_link_or_request(pages: dict[str, st.Page]) -> None:
-    """Open the page a button asked for, or the one an old `?mode=` link names (keeping the
-    link's other fields)."""
+def _follow_links(pages: dict[str, st.Page], current: st.Page) -> None:
+    """Open the page a button asked for; the page an old `?mode=` link names; or, for an old
+    link to `/` carrying the explorer's fields (from before `/` was the start page), the
+    Matrices page, keeping the link's other fields."""
     asked = navigation.take_request()
     if asked in pages:
         navigation.switch(pages[asked], {})
     old = st.query_params.get(OLD_MODE_FIELD)
     if old is not None:
         mode = find_mode(old)
-        target = pages[mode.name] if mode else pages[MODES[0].name]
+        target = pages[(mode or MODES[0]).name]
         navigation.switch(target, _fields(drop=(OLD_MODE_FIELD,)))
+    if current is pages[START] and _fields(drop=SITE_FIELDS):
+        navigation.switch(pages[MODES[0].name], _fields(drop=()))
 
 
 def _fields(drop: tuple[str, ...]) -> dict[str, list[str]]:
@@ -74,10 +121,15 @@ def _fields(drop: tuple[str, ...]) -> dict[str, list[str]]:
 
 def main() -> None:
     """Draw the whole page."""
-    st.set_page_config(page_title="attnviz — see attention", page_icon="🔍", layout="wide")
+    st.set_page_config(
+        page_title="attnviz — see attention",
+        page_icon="🔍",
+        layout="wide",
+        initial_sidebar_state="collapsed" if presenting() else "auto",
+    )
     run_builds_models(False)  # until a mode that builds models runs
     restore_texts_from_url(URL_TEXTS, URL_RESTORED)
     pages = _pages()
-    navigation_menu = st.navigation(list(pages.values()), position="top")
-    _follow_old_link_or_request(pages)
-    navigation_menu.run()
+    current = st.navigation(_sections(pages), position="top")
+    _follow_links(pages, current)
+    current.run()

@@ -50,8 +50,7 @@ TWO_SENTENCES = "The cat sat on the mat .\nIt slept ."  # 7 and 3 tokens
 @pytest.fixture
 def fresh() -> AppTest:
     """A fresh session after its first run (the app's first visit: the NumPy lab preset)."""
-    app = AppTest.from_file(APP, default_timeout=60)
-    app.run(timeout=FIRST_RUN_TIMEOUT)
+    app = ui.new_session("matrices")
     ui.assert_ok(app)
     return app
 

@@ -87,8 +87,7 @@ URLS = [  # a hand-edited link must not take the app down
 
 @pytest.fixture
 def at() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=120)
-    app.run(timeout=FIRST_RUN_TIMEOUT)
+    app = ui.new_session("matrices")
     ui.assert_ok(app)
     return app
 

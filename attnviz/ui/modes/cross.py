@@ -14,6 +14,7 @@ from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
     encoding_controls,
+    first_sequence,
     paired,
     sentence_box,
     sequence_selector,
@@ -48,6 +49,16 @@ def cross_panel(seed: int) -> Problem | None:
     )
 
 
+def prepare(source: str, target: str, view: str | None = None) -> None:
+    """Open this page on the sentence pairs `source` and `target` (paired by line), the
+    controls at their defaults, on the results tab `view`."""
+    SOURCE.set(source)
+    TARGET.set(target)
+    first_sequence()
+    sidebar.apply_settings({})
+    results.show_view(view or results.VIEWS[0])
+
+
 def draw() -> None:
     """The whole Cross page."""
     controls = sidebar.explorer_controls()
@@ -64,4 +75,5 @@ MODE = Mode(
     "and values from the source sentence.",
     draw=draw,
     url_texts=(SOURCE, TARGET),
+    prepare=prepare,
 )

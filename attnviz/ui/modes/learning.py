@@ -79,6 +79,23 @@ def _settings_controls(transformer: bool) -> AttentionSettings:
     return AttentionSettings(score, bool(scale), seed=sidebar.seed_control())
 
 
+def prepare(task: str, architecture: str, source: str = "Shipped", view: str | None = None) -> None:
+    """Open this page on `task` with the model `architecture` (one of `ARCHITECTURES`), shipped
+    or to train (`source`, one of `MODEL_SOURCES`), on the tab `view`; the GRU model scores
+    with the unscaled dot product, as the shipped ones do."""
+    TASK.set(get_task(task).name)
+    ARCHITECTURE.set(architecture)
+    SOURCE.set(source)
+    sidebar.apply_settings({"score": "dot"})
+    SCALE.set(SCALE.default)
+    views, tab = (
+        (TRANSFORMER_VIEWS, TRANSFORMER_VIEW)
+        if architecture == "Transformer"
+        else (LEARN_VIEWS, VIEW)
+    )
+    tab.set(view if view in views else views[0])
+
+
 def draw() -> None:
     """The whole Learn page."""
     task = _task_picker()
@@ -469,4 +486,5 @@ MODE = Mode(
     "attention align; look at every head of the Transformer in the model view.",
     draw=draw,
     old_names=("Learn",),
+    prepare=prepare,
 )

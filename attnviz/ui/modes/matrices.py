@@ -64,8 +64,9 @@ def presets() -> dict[str, Preset]:
     return shipped_presets()
 
 
-def apply_preset(preset: Preset) -> None:
-    """Fill the inputs and switch the controls a preset asks for (a widget callback)."""
+def apply_preset(preset: Preset, settings: dict | None = None) -> None:
+    """Fill the inputs and switch the controls a preset asks for (a widget callback);
+    `settings` override the preset's own."""
     if preset.random:
         SOURCE.set("random")
         spec = preset.random
@@ -79,7 +80,7 @@ def apply_preset(preset: Preset) -> None:
         keys.set([])
     for b, keys in enumerate(preset.padding):
         PAD_KEYS.of(b).set(list(keys))
-    sidebar.apply_settings(dict(preset.settings))
+    sidebar.apply_settings({**preset.settings, **(settings or {})})
     first_sequence()
     LEARNED.clear()
 
@@ -107,12 +108,20 @@ def start_session() -> None:
         for (_, _, text), default in zip(MATRIX_NAMES, typed, strict=True):
             text.setdefault(default)
         return
-    apply_preset(preset)
-    PRESET.set(DEFAULT_PRESET)
-    # Streamlit puts a bound control in the URL only when it changes after the first run, so
-    # write the preset's settings here (nothing is bound yet): a reload or a copied link then
-    # shows the same settings, not the controls' defaults.
-    st.query_params.update(sidebar.changed_settings(dict(preset.settings)))
+    apply_preset(preset)  # its settings reach the URL with the controls, as they differ
+    PRESET.set(DEFAULT_PRESET)  # from their defaults
+
+
+def prepare(
+    preset: str, settings: dict | None = None, view: str | None = None, compare: str | None = None
+) -> None:
+    """Open this page on `preset` (a shipped preset's name) with `settings` changed, on the
+    results tab `view`, comparing `compare` (a key of `results.COMPARISONS`)."""
+    apply_preset(presets()[preset], settings)
+    PRESET.set(preset)
+    results.show_view(view or results.VIEWS[0])
+    if compare is not None:
+        results.show_comparison(compare)
 
 
 def open_in_explorer(
@@ -311,4 +320,5 @@ MODE = Mode(
     intro="Type Q, K and V (one row per line), upload them, or draw them at random.",
     draw=draw,
     url_texts=(Q_TEXT, K_TEXT, V_TEXT),
+    prepare=prepare,
 )

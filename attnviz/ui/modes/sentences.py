@@ -9,7 +9,14 @@ import numpy as np
 from attnviz.inputs.problem import Problem
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import results, sidebar
-from attnviz.ui.input_widgets import SENTENCES, encoding_controls, sentence_box, sequence_selector
+from attnviz.ui.input_widgets import (
+    POSITIONAL,
+    SENTENCES,
+    encoding_controls,
+    first_sequence,
+    sentence_box,
+    sequence_selector,
+)
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 
@@ -37,6 +44,16 @@ def sentence_panel(seed: int) -> Problem | None:
     )
 
 
+def prepare(text: str, view: str | None = None, settings: dict | None = None) -> None:
+    """Open this page on `text` (sentences, one per line) with the controls at their defaults
+    but `settings`, on the results tab `view`."""
+    SENTENCES.set(text)
+    POSITIONAL.set(POSITIONAL.default)
+    first_sequence()
+    sidebar.apply_settings(settings or {})
+    results.show_view(view or results.VIEWS[0])
+
+
 def draw() -> None:
     """The whole Sentences page."""
     controls = sidebar.explorer_controls()
@@ -53,4 +70,5 @@ MODE = Mode(
     "position-encoded and projected to Q, K and V with seeded weights.",
     draw=draw,
     url_texts=(SENTENCES,),
+    prepare=prepare,
 )

@@ -172,6 +172,16 @@ def heads_view(result, b: int, rows, cols) -> None:
     )
 
 
+def prepare(weights: str, way: str, heads: int | None = None) -> None:
+    """Open this page with `weights` ("Random weights" or "Trained on <task>"), the way of
+    attention `way` and (random weights) `heads` heads."""
+    WEIGHTS.set(weights)
+    WAY.set(get_way(way).name)
+    HEADS.set(HEADS.default if heads is None else heads)
+    D_MODEL.set(D_MODEL.default)
+    HEAD.set(0)
+
+
 def draw() -> None:
     """The whole Multi-head page."""
     shipped = back_end("attnviz.ui.shipped")
@@ -201,4 +211,5 @@ MODE = Mode(
     url_texts=(SOURCE, TARGET),
     old_names=("Multi-head",),
     builds_models=True,
+    prepare=prepare,
 )
