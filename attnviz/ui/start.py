@@ -61,7 +61,9 @@ def _picture() -> None:
             ),
             "first-look",
         )
-    scores = ", ".join(f"{label} {s:.2f}" for label, s in zip(look.key_labels, look.scores))
+    scores = ", ".join(
+        f"{label} {s:.2f}" for label, s in zip(look.key_labels, look.scores, strict=True)
+    )
     st.caption(
         f"Scores q · k: {scores}. Softmax: weight = e^score / Σ e^score, so the weights add "
         f"up to {np.sum(look.weights):.0f}."
