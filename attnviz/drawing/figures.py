@@ -44,6 +44,8 @@ from attnviz.drawing.pooling import MAX_SIDE, PooledMatrix, pool_matrix
 
 TEXT_SIDE = 12  # print values in the cells when both sides are at most this
 CROWDED_COLUMNS = 8  # above this many columns, printed values get 2 digits and a smaller font
+SMALLEST_SHOWN = 0.001  # cell text shows smaller magnitudes as "<0.001"
+HIGHLIGHT_COLOR = "#ff2b2b"  # the outline of the cell step by step explains
 MARK_SIDE = TEXT_SIDE  # print "✕" in blocked cells when both sides are at most this
 MAX_TICKS = 40  # most token labels per axis; more positions (or too little room) get a subset
 MAX_NUMBER_TICKS = 10  # most labels of numbered positions (0, 1, 2, ...): a round step, as
@@ -118,6 +120,7 @@ def heatmap(
     max_side: int = MAX_SIDE,
     annotate: bool = True,
     thumbnail: bool = False,
+    fit_scale: bool = False,
 ) -> go.Figure:
     """A heatmap of one matrix: rows (queries) down, columns (keys or features) across.
 
@@ -138,6 +141,8 @@ def heatmap(
             marks in the cells, no colour bar (the caller says the scale is shared), no axis
             titles, and as many token labels as fit in `THUMB_WIDTH` pixels (x labels upright);
             every cell's labels are in its hover.
+        fit_scale: kind "weights" only: colour from 0 to the largest weight shown instead of
+            0 to 1 (long rows spread thin: a 12-token row's weights are all dark on 0 to 1).
 
     Returns:
         A `go.Figure`: trace 0 the values (NaN where blocked), trace 1 (if any cell is blocked)
@@ -153,7 +158,7 @@ def heatmap(
     max_side = check_int(max_side, "max_side", low=1)
     grid = pool_matrix(values, blocked, max_side=max_side, rule=style.rule)
     names = (_escape(row_title), _escape(style.col_title if col_title is None else col_title))
-    traces = [_value_trace(grid, style, kind, names, annotate and not thumbnail)]
+    traces = [_value_trace(grid, style, kind, names, annotate and not thumbnail, fit_scale)]
     if thumbnail:
         traces[0]["showscale"] = False
     if grid.blocked.any():
@@ -167,10 +172,11 @@ def heatmap(
     x_ticks, x_angle = _x_ticks(cols, s, width, tilt=-90 if thumbnail else -45)
     y_ticks = _tick_labels(rows, t, room=int((height - (40 if thumbnail else 130)) / LINE_HEIGHT))
     axis_titles = ("", "") if thumbnail else names
+    title_room = _title_room(_title(title, width) + note)
     margin = _heatmap_margin(
-        x_ticks["ticktext"], x_angle, y_ticks["ticktext"], bool(note), titled=not thumbnail
+        x_ticks["ticktext"], x_angle, y_ticks["ticktext"], title_room, titled=not thumbnail
     )
-    layout = _base_layout(_escape(title) + note, n_rows, bool(note)) | dict(
+    layout = _base_layout(_title(title, width) + note, n_rows) | dict(
         margin=margin,
         xaxis=_data_axis(_cell_names(cols, grid.col_edges), (-0.5, s - 0.5)),
         yaxis=_data_axis(_cell_names(rows, grid.row_edges), (t - 0.5, -0.5)),  # row 0 on top
@@ -292,6 +298,32 @@ def _labels(labels: Sequence[Any] | None, n: int, name: str) -> list[str] | None
     return [_escape(label) for label in labels]
 
 
+def _title(text: Any, width: int) -> str:
+    """A title as plain text (escaped, never cut), broken into lines that fit `width` pixels."""
+    words = html.escape(" ".join(str(text).split()), quote=False).split(" ")
+    per_line = max(12, int(width / (CHAR_WIDTH * 1.15)))  # title text is a little larger
+    lines, line = [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > per_line:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join([*lines, line])
+
+
+def highlight_cell(fig: go.Figure, i: int, j: int | None) -> go.Figure:
+    """`fig` (a `heatmap`) with cell (row i, column j) outlined, or all of row i for j None:
+    the cell step by step explains."""
+    left, right = (j - 0.5, j + 0.5) if j is not None else fig.layout.xaxis.range
+    marked = go.Figure(fig)
+    marked.add_shape(
+        type="rect", x0=left, x1=right, y0=i - 0.5, y1=i + 0.5, xref="x", yref="y",
+        line=dict(color=HIGHLIGHT_COLOR, width=3), fillcolor="rgba(0,0,0,0)",
+    )  # fmt: skip
+    return marked
+
+
 def _escape(text: Any) -> str:
     """User text made safe for plotly's HTML-ish rendering, cut to `LABEL_CHARS` characters."""
     text = " ".join(str(text).split())  # newlines and tabs would break tick and hover text
@@ -313,7 +345,12 @@ def _cell_names(labels: list[str] | None, edges: np.ndarray) -> tuple[np.ndarray
 
 
 def _value_trace(
-    grid: PooledMatrix, style: _Kind, kind: str, names: tuple[str, str], annotate: bool
+    grid: PooledMatrix,
+    style: _Kind,
+    kind: str,
+    names: tuple[str, str],
+    annotate: bool,
+    fit_scale: bool = False,
 ) -> dict[str, Any]:
     """The coloured cells; blocked cells are NaN gaps without hover."""
     what = style.pooled_name if grid.is_overview else style.value_name
@@ -329,7 +366,7 @@ def _value_trace(
         zorder=0,  # the default layer, above the blocked cells (zorder -1)
         hovertemplate=hover,
         colorbar=_colorbar(kind, style),
-        **_color_range(kind, grid.values),
+        **_color_range(kind, grid.values, fit_scale),
     )
     if annotate and max(grid.values.shape) <= TEXT_SIDE and kind != "mask":
         crowded = grid.values.shape[1] > CROWDED_COLUMNS  # narrow cells: shorter, smaller text
@@ -338,8 +375,13 @@ def _value_trace(
     return trace
 
 
-def _color_range(kind: str, z: np.ndarray) -> dict[str, float]:
-    """zmin/zmax: 0 to 1 for weights and masks, symmetric around 0 for signed values."""
+def _color_range(kind: str, z: np.ndarray, fit: bool = False) -> dict[str, float]:
+    """zmin/zmax: 0 to 1 for weights (0 to their largest, if `fit`) and masks, symmetric around
+    0 for signed values."""
+    if kind == "weights" and fit:
+        finite = z[np.isfinite(z)]
+        top = float(finite.max()) if finite.size else 0.0
+        return dict(zmin=0.0, zmax=top if top > 0 else 1.0)
     if kind in ("weights", "mask"):
         return dict(zmin=0.0, zmax=1.0)
     finite = np.abs(z[np.isfinite(z)])
@@ -358,7 +400,18 @@ def _colorbar(kind: str, style: _Kind) -> dict[str, Any]:
 
 def _cell_text(z: np.ndarray, digits: int = 3) -> list[list[str]]:
     """`(R, C)` values with `digits` significant digits, "" for blocked cells."""
-    return [["" if math.isnan(v) else f"{v:.{digits}g}" for v in row] for row in z.tolist()]
+    return [["" if math.isnan(v) else cell_number(v, digits) for v in row] for row in z.tolist()]
+
+
+def cell_number(v: float, digits: int = 3) -> str:
+    """A number short enough for a cell, never in scientific notation: `digits` significant
+    digits, "<0.001" (or ">−0.001") for tiny ones, whole numbers from 10**digits up."""
+    if v == 0:
+        return "0"
+    if abs(v) < SMALLEST_SHOWN:
+        return f"<{SMALLEST_SHOWN:g}" if v > 0 else f">−{SMALLEST_SHOWN:g}"
+    text = f"{v:.{digits}g}"
+    return f"{v:.0f}" if "e" in text else text  # large: whole (small ones never reach "e")
 
 
 def _blocked_trace(
@@ -392,17 +445,22 @@ def _overview_note(grid: PooledMatrix, style: _Kind) -> str:
     """The title line that says the heatmap is a pooled overview."""
     rows, cols = grid.block_shape
     return (
-        f"<br><sup>overview: each cell summarises a {rows}×{cols} block, {style.pooled_name}; "
-        "use the focus-row view for exact values</sup>"
+        f"<br><sup>overview: each cell summarises a {rows}×{cols} block, {style.pooled_name};"
+        "<br>the focus-row view below shows exact values</sup>"
     )
 
 
-def _base_layout(title: str, n_rows: int, two_line_title: bool) -> dict[str, Any]:
+def _title_room(title: str) -> int:
+    """Pixels above the plot for a title of `title`'s lines (`<br>` breaks them)."""
+    return 26 + 24 * (title.count("<br>") + 1)
+
+
+def _base_layout(title: str, n_rows: int) -> dict[str, Any]:
     """Title, height, margins and transparent backgrounds (the page theme shows through)."""
     return dict(
         title=dict(text=title, x=0.0, xanchor="left"),
-        height=_height(n_rows),
-        margin=dict(l=10, r=10, t=80 if two_line_title else 50, b=10),
+        height=_height(n_rows) + _title_room(title) - _title_room(""),
+        margin=dict(l=10, r=10, t=_title_room(title), b=10),
         font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
@@ -471,7 +529,7 @@ def _heatmap_margin(
     x_labels: list[str],
     x_angle: int,
     y_labels: list[str],
-    two_line_title: bool,
+    title_room: int,
     titled: bool = True,
 ) -> dict[str, int]:
     """Margins that fit the tick labels and axis titles (the colour bar makes its own room)."""
@@ -483,7 +541,7 @@ def _heatmap_margin(
     return dict(
         l=int(10 + y_width + title + 8),
         r=10,
-        t=80 if two_line_title else (50 if titled else 36),
+        t=title_room if titled else 36,
         b=int(10 + x_height + title + 8),
     )
 
@@ -567,7 +625,7 @@ def focus_row(
     traces = [_allowed_bars(row, ~blocked[0], names, style, kind, axis_title)]
     if blocked.any():
         traces.append(_blocked_bars(np.flatnonzero(blocked[0]), names, axis_title))
-    layout = _base_layout(_escape(title), 0, False) | dict(
+    layout = _base_layout(_title(title, PLOT_WIDTH), 0) | dict(
         hovermode="x",
         bargap=0.1,
         xaxis=dict(title=dict(text=axis_title), showgrid=False, **_x_ticks(labels, row.size)[0]),

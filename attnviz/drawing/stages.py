@@ -35,8 +35,9 @@ class SequenceView:
     padding: np.ndarray | None  # (S,) bool, True = real key
 
 
-def stage_figures(view: SequenceView) -> dict[str, object]:
-    """The figure of every stage, by name, in the order attention computes them."""
+def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:
+    """The figure of every stage, by name, in the order attention computes them; with
+    `fit_scale`, the weights are coloured from 0 to their largest (see `figures.heatmap`)."""
     r, rows, cols = view.result, view.rows, view.cols
     blocked = ~r.mask
     label = BLOCKED_LABELS[r.settings.mask_value]
@@ -74,6 +75,7 @@ def stage_figures(view: SequenceView) -> dict[str, object]:
             title="Attention weights",
             blocked=shown_zero,
             blocked_label=label,
+            fit_scale=fit_scale,
             **common,
         ),
         "output": figures.heatmap(
@@ -130,6 +132,7 @@ def cell_text(step: CellStep, view: SequenceView) -> str:
         f"5. row sum  Σ_j exp(logit_j − row max) = {f(step.row_sum)}",
         f"6. weight   {f(step.exp_value)} / {f(step.row_sum)} = {f(step.weight)}",
     ]
+    lines.append(_output_line(step, view))
     if step.fully_masked:
         lines.append(
             "   (row fully masked: "
@@ -140,6 +143,25 @@ def cell_text(step: CellStep, view: SequenceView) -> str:
             )
         )
     return "\n".join(lines)
+
+
+def _output_line(step: CellStep, view: SequenceView) -> str:
+    """Line 7: query i's output row, the weighted sum of the value rows (its first feature
+    worked out, then the row)."""
+    f = format_number
+    weights = view.result.weights[step.i]  # (S,)
+    firsts = " + ".join(
+        f"{f(w, 4)}×{f(v, 4)}"
+        for w, v in list(zip(weights, view.value[:, 0], strict=True))[:MAX_TERMS]
+    )
+    if weights.size > MAX_TERMS:
+        firsts += f" + … ({weights.size - MAX_TERMS} more)"
+    row = view.result.output[step.i]  # (Dv,)
+    shown = ", ".join(f(x, 4) for x in row[:MAX_TERMS]) + (", …" if row.size > MAX_TERMS else "")
+    return (
+        f"7. output   o_{step.i} = Σ_j w_{step.i}j · v_j; feature 0 = {firsts} = {f(row[0])}"
+        f"\n           o_{step.i} = [{shown}]"
+    )
 
 
 def _mask_line(step, mask_value: str) -> str:

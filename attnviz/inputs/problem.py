@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnviz.inputs.text import EncodedSentences
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -26,6 +28,8 @@ class Problem:
     padding: np.ndarray | None  # (S,) or (B, S) bool, True = real key; None = nothing marked
     item: int = 0  # the batch item the views draw (the sequence chosen)
     params: dict[str, np.ndarray] | None = None  # learned score weights (from Learn), or None
+    query_encoding: EncodedSentences | None = None  # how the queries were made from sentences
+    key_encoding: EncodedSentences | None = None  # ... and the keys and values (None: typed)
 
     @property
     def batched(self) -> bool:

@@ -17,19 +17,29 @@ from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, row_stats
 from attnviz.drawing import figures
+from attnviz.drawing.construction import projection_text, side_figures, side_of
 from attnviz.drawing.export import matrix_to_csv, result_to_json
-from attnviz.drawing.stages import STAGE_TEXT, SequenceView, cell_text, stage_figures, stage_tex
+from attnviz.drawing.stages import (
+    BLOCKED_LABELS,
+    STAGE_TEXT,
+    SequenceView,
+    cell_text,
+    stage_figures,
+    stage_tex,
+)
 from attnviz.inputs.problem import Problem
 from attnviz.ui.charts import chart, line_view
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
+from attnviz.ui.presenter import presenting
 from attnviz.ui.sidebar import Controls
 from attnviz.ui.state import slot
 
 if TYPE_CHECKING:
     from attnviz.core.attention import AttentionResult
 
-VIEWS = ("Heatmaps", "Lines", "Step by step", "Compare", "Row statistics", "Download")
+VIEWS = ("Heatmaps", "Q, K, V", "Lines", "Step by step", "Compare", "Row statistics", "Download")
+MADE_FROM_TOKENS = "Q, K, V"  # the view of sentence inputs only: how Q, K and V were made
 VIEW = slot("view", VIEWS[0], url=True)  # the open tab
 CELL_I = slot("cell_i", 0, url=True)  # step by step: the query row of the explained cell
 CELL_J = slot("cell_j", 0, url=True)  # ... and its key column
@@ -42,6 +52,10 @@ COMPARISONS = {
 }
 COMPARE = slot("compare", "mask", url=True)  # what the Compare tab changes
 COMPARE_SCORE = slot("compare_score", None, url=True, kind=str)  # Compare's other score
+FIT_WEIGHTS = slot("fit_scale", False, url=True)  # colour weights from 0 to their largest
+QKV_MATRIX = slot("qkv_matrix", "Q", url=True)  # Q, K, V view: the matrix of the cell explained
+QKV_I = slot("qkv_i", 0, url=True)  # ... its token row
+QKV_J = slot("qkv_j", 0, url=True)  # ... its feature column
 
 
 def show_view(name: str) -> None:
@@ -90,16 +104,19 @@ def results_panel(problem: Problem, controls: Controls) -> None:
         padding,
     )
     _summary(problem, result, view)
-    tabs = st.tabs(VIEWS, key=VIEW.key, bind="query-params", on_change="rerun")
-    draws = (
-        heatmaps_view,
-        lines_view,
-        steps_view,
-        lambda v: compare_view(v, problem, settings, use_padding),
-        stats_view,
-        lambda v: download_view(v, problem, result),
-    )
-    for tab, draw in zip(tabs, draws, strict=True):
+    draws = {
+        "Heatmaps": heatmaps_view,
+        MADE_FROM_TOKENS: lambda v: qkv_view(problem),
+        "Lines": lines_view,
+        "Step by step": steps_view,
+        "Compare": lambda v: compare_view(v, problem, settings, use_padding),
+        "Row statistics": stats_view,
+        "Download": lambda v: download_view(v, problem, result),
+    }
+    if problem.query_encoding is None:  # typed Q, K and V were not made from anything
+        del draws[MADE_FROM_TOKENS]
+    tabs = st.tabs(list(draws), key=VIEW.key, bind="query-params", on_change="rerun")
+    for tab, draw in zip(tabs, draws.values(), strict=True):
         if tab.open:
             with tab:
                 draw(view)
@@ -130,8 +147,13 @@ def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> N
 
 
 def heatmaps_view(view: SequenceView) -> None:
-    """Every stage as a heatmap, two per row."""
-    figs = stage_figures(view)  # always all six: the page keeps its layout as controls change
+    """Every stage as a heatmap, two per row (one per row in the presenter view)."""
+    fit = st.toggle(
+        "Colour the weights from 0 to their largest",
+        help="On a 0 to 1 scale, the weights of a long row (each about 1/S) all look dark.",
+        **FIT_WEIGHTS.widget(),
+    )
+    figs = stage_figures(view, fit_scale=fit)  # all six: the layout stays as controls change
     notes = []
     if not view.result.settings.scale:
         notes.append("Scaling is off: the scaled scores equal the raw scores.")
@@ -139,12 +161,56 @@ def heatmaps_view(view: SequenceView) -> None:
         notes.append("No mask is active: every query may attend every key.")
     st.caption(" ".join(notes) or "Each stage of softmax(score(Q, K)/√Dk + M)·V, in order.")
     names = list(figs)
-    for start in range(0, len(names), 2):
-        columns = st.columns(2)
-        for column, name in zip(columns, names[start : start + 2], strict=False):
+    per_row = 1 if presenting() else 2
+    for start in range(0, len(names), per_row):
+        columns = st.columns(per_row)
+        for column, name in zip(columns, names[start : start + per_row], strict=False):
             with column:
                 chart(figs[name], name.replace(" ", "-"))
     _focus_row(view)
+
+
+def qkv_view(problem: Problem) -> None:
+    """How Q, K and V were made from the tokens: embeddings plus positions (X), times W_Q, W_K
+    and W_V; for two sentences, the target makes Q and the source K and V. Then one cell's
+    arithmetic."""
+    b = problem.item
+    if problem.query_encoding is problem.key_encoding:
+        sides = [side_of(problem.query_encoding, b, "Each token", ("Q", "K", "V"))]
+    else:
+        sides = [
+            side_of(problem.query_encoding, b, "The target's tokens make the queries", ("Q",)),
+            side_of(problem.key_encoding, b, "The source's tokens make the keys and values",
+                    ("K", "V")),
+        ]  # fmt: skip
+    st.caption(
+        "Every token is looked up in an embedding table (random but fixed by the seed here; "
+        "learned in a trained model), the positional encoding is added so that the order "
+        "counts, and three weight matrices project the result to its query, key and value."
+    )
+    for side in sides:
+        st.markdown(f"**{side.name}**")
+        figs = side_figures(side)
+        for names in (("embeddings", "positional", "inputs"), ("W_Q", "W_K", "W_V"), "QKV"):
+            shown = [n for n in names if n in figs]
+            for column, name in zip(st.columns(3), shown, strict=False):
+                with column:
+                    chart(figs[name], name.lower().replace("_", ""))
+    _projection_cell(sides)
+
+
+def _projection_cell(sides) -> None:
+    by_matrix = {m: side for side in sides for m in side.outputs}
+    left, middle, right = st.columns(3)
+    matrix = left.radio(
+        "Explain a cell of", list(by_matrix), horizontal=True, **QKV_MATRIX.widget()
+    )
+    side = by_matrix.get(matrix, sides[0])
+    matrix = matrix if matrix in by_matrix else next(iter(by_matrix))
+    t, d = side.outputs[matrix].shape
+    i = int(middle.number_input(f"Token (0 – {t - 1})", 0, t - 1, 0, **_clamped(QKV_I, t)))
+    j = int(right.number_input(f"Feature (0 – {d - 1})", 0, d - 1, 0, **_clamped(QKV_J, d)))
+    st.code(projection_text(side, matrix, i, j), language=None, wrap_lines=True)
 
 
 def lines_view(view: SequenceView) -> None:
@@ -176,14 +242,16 @@ def _focus_row(view: SequenceView) -> None:
 
 
 def steps_view(view: SequenceView) -> None:
-    """The formula stage by stage, each stage beside its matrix, and one cell's arithmetic."""
+    """The formula stage by stage, each stage beside its matrix with the explained cell
+    outlined, the learned score weights, and one cell's arithmetic up to its output row."""
     r = view.result
     st.latex(
         r"\text{output} = \operatorname{softmax}\Big(\frac{"
         + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
         + r"}{\sqrt{d_k}} + M\Big)\,V"
     )
-    _cell_arithmetic(view)
+    _learned_weights(r)
+    i, j = _cell_arithmetic(view)
     figs = stage_figures(view)
     for name, (caption, tex) in STAGE_TEXT.items():
         left, right = st.columns([1, 2])
@@ -191,10 +259,32 @@ def steps_view(view: SequenceView) -> None:
             st.markdown(f"**{caption}**")
             st.latex(tex or stage_tex(name, r))
         with right:
-            chart(figs[name], name.replace(" ", "-"))
+            marked = figures.highlight_cell(figs[name], i, None if name == "output" else j)
+            chart(marked, name.replace(" ", "-"))
 
 
-def _cell_arithmetic(view: SequenceView) -> None:
+def _learned_weights(r) -> None:
+    """The score's learned weights (general: W; concat: W_q, W_k, v), which the step uses."""
+    if not r.params:
+        return
+    st.markdown(f"**The {r.settings.score} score's learned weights** (drawn from the seed, or "
+                "trained in Learn)")  # fmt: skip
+    columns = st.columns(len(r.params))
+    for column, (name, w) in zip(columns, r.params.items(), strict=True):
+        matrix = np.asarray(w)[None, :] if np.ndim(w) == 1 else np.asarray(w)  # v is (U,)
+        rows = ["v"] if np.ndim(w) == 1 else None
+        with column:
+            chart(
+                figures.heatmap(
+                    matrix, kind="values", title=f"{name} {' × '.join(map(str, np.shape(w)))}",
+                    row_labels=rows, row_title="" if rows else "row", col_title="column",
+                    annotate=max(matrix.shape) <= 6,
+                ),
+                f"learned-{name}",
+            )  # fmt: skip
+
+
+def _cell_arithmetic(view: SequenceView) -> tuple[int, int]:
     t, s = view.result.weights.shape
     left, right = st.columns(2)
     i = int(left.number_input(f"Query i (0 – {t - 1})", 0, t - 1, 0, **_clamped(CELL_I, t)))
@@ -202,7 +292,8 @@ def _cell_arithmetic(view: SequenceView) -> None:
     left.caption(f"query {i}: {plain(view.rows[i])}")
     right.caption(f"key {j}: {plain(view.cols[j])}")
     step = explain_cell(view.result, view.query, view.key, int(i), int(j))
-    st.code(cell_text(step, view), language=None)
+    st.code(cell_text(step, view), language=None, wrap_lines=True)
+    return i, j
 
 
 def _clamped(cell, n: int) -> dict:
@@ -224,7 +315,7 @@ def compare_view(
         **COMPARE.widget(),
     )
     masked = not view.result.mask.all()  # some key of the viewed item is blocked
-    other, other_padding, label = _other_settings(what, settings, use_padding, masked)
+    other, other_padding, other_label = _other_settings(what, settings, use_padding, masked)
     result_b = compute(problem, other, other_padding)
     if result_b is None:
         return
@@ -232,15 +323,31 @@ def compare_view(
     a, bb = view.result, result_b.item(b)
     # three charts side by side: cell numbers only while they fit
     common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}
+    label = BLOCKED_LABELS[settings.mask_value]
     columns = st.columns(3)
     with columns[0]:
         chart(
-            figures.heatmap(a.weights, kind="weights", title="A: current settings", **common),
+            figures.heatmap(
+                a.weights,
+                kind="weights",
+                title="A: current settings",
+                blocked=~a.mask & (a.weights == 0),
+                blocked_label=label,
+                **common,
+            ),  # fmt: skip
             "compare-a",
         )
     with columns[1]:
         chart(
-            figures.heatmap(bb.weights, kind="weights", title=f"B: {label}", **common), "compare-b"
+            figures.heatmap(
+                bb.weights,
+                kind="weights",
+                title=f"B: {other_label}",
+                blocked=~bb.mask & (bb.weights == 0),
+                blocked_label=label,
+                **common,
+            ),  # fmt: skip
+            "compare-b",
         )
     # float32 round-off (~1e-8) is not a difference a learner should see
     wa, wb = np.round(a.weights, 6), np.round(bb.weights, 6)

@@ -271,9 +271,41 @@ def test_nan_in_blocked_cells_is_fine():
 
 def test_small_matrices_print_values_with_three_digits():
     fig = heatmap([[0.123456, -12.3456], [1.0, 1234.5]])
-    assert _rows(fig.data[0].text) == [["0.123", "-12.3"], ["1", "1.23e+03"]]
+    assert _rows(fig.data[0].text) == [["0.123", "-12.3"], ["1", "1234"]]  # never 1.23e+03
     assert fig.data[0].texttemplate == "%{text}"
     assert fig.data[0].textfont.color is None  # plotly picks a colour contrasting each cell
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.0, "0"), (1e-5, "<0.001"), (-3e-7, ">−0.001"), (0.00123, "0.00123"), (0.5, "0.5"),
+     (12.345, "12.3"), (-999.6, "-1000"), (2.5e6, "2500000")],
+)  # fmt: skip
+def test_cell_numbers_are_never_in_scientific_notation(value, text):
+    assert figures.cell_number(value) == text
+
+
+def test_long_titles_wrap_instead_of_being_cut():
+    title = "Epoch 12: Sunday, 22 November 2026 → 2026-11-22 and a few more words to wrap"
+    fig = heatmap(np.eye(3), title=title)
+    shown = fig.layout.title.text
+    assert "…" not in shown and shown.replace("<br>", " ") == title
+    assert shown.count("<br>") >= 1 and fig.layout.margin.t > heatmap(np.eye(3)).layout.margin.t
+
+
+def test_weights_can_be_coloured_from_0_to_their_largest():
+    weights = np.full((2, 12), 1 / 12)
+    assert heatmap(weights, kind="weights").data[0].zmax == 1.0
+    fitted = heatmap(weights, kind="weights", fit_scale=True).data[0]
+    assert fitted.zmin == 0.0 and fitted.zmax == pytest.approx(1 / 12)
+
+
+def test_a_highlighted_cell_is_outlined_and_the_figure_is_unchanged():
+    fig = heatmap(np.eye(3))
+    marked = figures.highlight_cell(fig, 1, 2)
+    (shape,) = marked.layout.shapes
+    assert (shape.x0, shape.x1, shape.y0, shape.y1) == (1.5, 2.5, 0.5, 1.5)
+    assert fig.layout.shapes == ()
 
 
 def test_values_in_narrow_cells_are_shorter_and_smaller():
@@ -368,7 +400,7 @@ def test_overview_heatmap_says_so_and_hovers_block_ranges():
     labels = list("abcdefgh")
     fig = heatmap(np.arange(64.0).reshape(8, 8), row_labels=labels, col_labels=labels, max_side=4)
     assert "overview: each cell summarises a 2×2 block" in fig.layout.title.text
-    assert "focus-row view for exact values" in fig.layout.title.text
+    assert "focus-row view below shows exact values" in fig.layout.title.text
     np.testing.assert_array_equal(fig.data[0].z[1], [20.5, 22.5, 24.5, 26.5])
     assert fig.layout.yaxis.ticktext[1] == "2–3: c … d"
     assert list(fig.layout.yaxis.tickvals) == [0.5, 2.5, 4.5, 6.5]

@@ -584,11 +584,16 @@ def test_step_by_step_view(at):
     assert "query i = 1 (1), key j = 0 (0)" in text
     assert "q_i · k_j = 0×1 + 1×2 + 0×3 = 2" in text
     assert "6. weight   0.176921 / 1.17692 = 0.150325" in text
+    # the output row: 0.150325 × v_0 + 0.849675 × v_1, v = [[0, 1, 0], [1, 0, 1]]
+    assert "feature 0 = 0.1503×0 + 0.8497×1 = 0.849675" in text
+    assert "o_1 = [0.8497, 0.1503, 0.8497]" in text
+    shapes = ui.chart(at, "Attention weights")["layout"]["shapes"]
+    assert [(s["x0"], s["y0"]) for s in shapes] == [(-0.5, 0.5)]  # cell (1, 0) outlined
     at.number_input(key="cell_i").set_value(0)
     at.number_input(key="cell_j").set_value(1).run()
     ui.assert_ok(at)
     assert "3. mask     blocked: M = −∞, logit = −∞" in at.code[0].value
-    assert "6. weight" in at.code[0].value and at.code[0].value.endswith("= 0")
+    assert "6. weight   0 / 1 = 0" in at.code[0].value
 
 
 def test_compare_view(at):
@@ -596,6 +601,8 @@ def test_compare_view(at):
     ui.open_view(at, "Compare")
     assert ui.titles(at) == ["A: current settings", "B: no masks", "A − B"]
     a, b = ui.values(at, "A: current"), ui.values(at, "B: no masks")
+    assert np.isnan(a[0, 1])  # masked: drawn grey ✕, as in every other chart
+    a = np.nan_to_num(a, nan=0.0)
     np.testing.assert_allclose(a, LAB_CAUSAL_WEIGHTS, atol=1e-5)
     np.testing.assert_allclose(b, [[0.150325, 0.849675]] * 2, atol=1e-5)
     np.testing.assert_allclose(ui.values(at, "A − B"), a - b, atol=1e-6)
@@ -604,7 +611,8 @@ def test_compare_view(at):
     ui.assert_ok(at)
     raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T
     expected = _softmax(raw, np.tril(np.ones((2, 2), bool)))
-    np.testing.assert_allclose(ui.values(at, "B: unscaled"), expected, atol=1e-5)
+    unscaled = np.nan_to_num(ui.values(at, "B: unscaled"), nan=0.0)
+    np.testing.assert_allclose(unscaled, expected, atol=1e-5)
     at.button_group(key="compare").set_value("score").run()
     at.radio(key="compare_score").set_value("concat").run()
     ui.assert_ok(at)
@@ -617,7 +625,8 @@ def test_compare_view(at):
 def test_compare_with_nothing_masked_adds_a_causal_mask(at):
     ui.open_view(at, "Compare")  # padding on, but no key is padding: nothing is masked
     assert ui.titles(at)[1] == "B: causal mask"
-    np.testing.assert_allclose(ui.values(at, "B: causal mask"), LAB_CAUSAL_WEIGHTS, atol=1e-5)
+    b = np.nan_to_num(ui.values(at, "B: causal mask"), nan=0.0)  # masked cells drawn grey
+    np.testing.assert_allclose(b, LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
 def test_row_statistics_view(at):

@@ -46,6 +46,8 @@ def cross_panel(seed: int) -> Problem | None:
         src.tokens,
         src.padding_mask,
         item,
+        query_encoding=tgt,
+        key_encoding=src,
     )
 
 

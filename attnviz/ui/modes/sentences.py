@@ -41,6 +41,8 @@ def sentence_panel(seed: int) -> Problem | None:
         enc.tokens,
         enc.padding_mask,
         item,
+        query_encoding=enc,
+        key_encoding=enc,
     )
 
 
