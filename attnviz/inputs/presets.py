@@ -1,4 +1,5 @@
-"""Presets: ready-made inputs that reproduce the seed documents or teach one idea at a glance.
+"""Presets: ready-made inputs that reproduce the source documents' worked examples (the NumPy lab,
+the Keras tutorial) or teach one idea at a glance.
 
 A preset is a JSON file (see `assets/presets/`) with a title, one sentence on what it teaches,
 Q/K/V as matrix text (or a seeded random spec), optional padding keys per sequence, and the
@@ -67,6 +68,7 @@ class Preset:
     random: RandomSpec | None = None  # used instead of the texts when given
     padding: tuple[tuple[int, ...], ...] = ()  # padding key indices, per sequence
     settings: dict[str, Any] = field(default_factory=dict)  # control values to switch to
+    sequence: int = 0  # the batch item the views open on (the one the preset is about)
 
 
 def load_preset(path: Path) -> Preset:

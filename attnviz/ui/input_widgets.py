@@ -60,9 +60,9 @@ def paired(source: EncodedSentences, target: EncodedSentences) -> bool:
     return False
 
 
-def first_sequence() -> None:
-    """Show the first sequence of a batch (new inputs came in)."""
-    SEQUENCE.set(0)
+def first_sequence(b: int = 0) -> None:
+    """Show sequence `b` (the first by default) of a batch: new inputs came in."""
+    SEQUENCE.set(b)
 
 
 def sequence_selector(batch: int, what: str) -> int:

@@ -103,7 +103,7 @@ def results_panel(problem: Problem, controls: Controls) -> None:
         problem.key_labels[b],
         padding,
     )
-    _summary(problem, result, view)
+    _summary(problem, result, view, use_padding)
     draws = {
         "Heatmaps": heatmaps_view,
         MADE_FROM_TOKENS: lambda v: qkv_view(problem),
@@ -122,7 +122,21 @@ def results_panel(problem: Problem, controls: Controls) -> None:
                 draw(view)
 
 
-def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> None:
+def _masks_in_words(settings: AttentionSettings, padding: bool) -> str:
+    """The active masks in a few words ("no mask" when none is)."""
+    words = []
+    if settings.causal:
+        words.append("causal: each query sees keys at or before its position")
+    if settings.window is not None:
+        words.append(f"local window: keys within {settings.window} positions")
+    if padding:
+        words.append("padding keys hidden")
+    return "; ".join(words) or "no mask: every query sees every key"
+
+
+def _summary(
+    problem: Problem, result: AttentionResult, view: SequenceView, use_padding: bool
+) -> None:
     t, s = view.result.weights.shape
     b = problem.batch
     scale = (
@@ -133,7 +147,8 @@ def _summary(problem: Problem, result: AttentionResult, view: SequenceView) -> N
     batch = f"batch of {b}, " if b > 1 else ""
     st.caption(
         f"{batch}{t} queries × {s} keys · Dq {view.query.shape[1]}, Dk {result.d_k}, "
-        f"Dv {view.value.shape[1]} · {result.settings.score} score · {scale}"
+        f"Dv {view.value.shape[1]} · {result.settings.score} score · {scale} · "
+        f"{_masks_in_words(result.settings, problem.padding is not None and use_padding)}"
     )
     rows = np.flatnonzero(view.result.fully_masked)
     if rows.size:

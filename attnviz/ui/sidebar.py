@@ -56,6 +56,15 @@ def apply_settings(values: dict[str, object]) -> None:
         control.set(values.get(key, control.default))
 
 
+def settings_are(values: dict[str, object]) -> bool:
+    """Whether the controls say what `values` asks for (the others at their defaults); the
+    window's width counts only while the window is on."""
+    wanted = {key: values.get(key, control.default) for key, control in SETTABLE.items()}
+    if not wanted[WINDOW_ON.key]:
+        wanted.pop(WINDOW.key)
+    return all(SETTABLE[key].get() == value for key, value in wanted.items())
+
+
 def changed_settings(values: dict[str, object]) -> dict[str, str]:
     """`values` that differ from the controls' defaults, as URL fields ("true", "-1e9")."""
     return {
@@ -157,10 +166,11 @@ def multihead_controls(trained: bool) -> AttentionSettings:
         "Multi-head attention scores with the scaled dot product; the way of attention sets "
         "the masks."
     )
-    if trained:
+    if trained:  # nothing below would change the trained weights: the controls are hidden
         side.caption(
-            "Trained weights: the Transformer's own attention (always scaled, padding never "
-            "attended); the two controls below apply to random weights."
+            "Trained weights: the Transformer's own attention, always scaled by √Dk, padding "
+            "never attended. Scaling, masked logits and the seed apply to random weights."
         )
+        return AttentionSettings("dot")
     scale, mask_value = scale_and_mask_value_controls()
     return AttentionSettings("dot", scale, False, None, mask_value, seed_control())

@@ -165,9 +165,7 @@ def _check_identical_keys(at):
 
 
 def _check_padded_batch(at):
-    assert at.multiselect(key="pad_keys_0").value == []
-    at.number_input(key="seq").set_value(1).run()
-    ui.assert_ok(at)
+    assert at.number_input(key="seq").value == 1  # it opens on its padded sequence
     assert at.multiselect(key="pad_keys_1").value == [2, 3]
     weights = ui.weights(at)
     np.testing.assert_array_equal(weights[:, 2:], 0)
@@ -199,6 +197,25 @@ def test_every_preset_loads(at, name):
     ui.assert_ok(at)
     assert at.selectbox(key="preset").value == name
     PRESET_CHECKS[name](at)
+
+
+def test_the_preset_box_follows_the_inputs(at):
+    _select_preset(at, "03_one_hot")
+    teaches = "with √Dk scaling that key takes 0.711"
+    assert teaches in ui.captions(at)
+    np.testing.assert_allclose(ui.weights(at).max(axis=1), 0.711, atol=1e-3)  # as it says
+    at.text_area(key="q_text").input("4 0 0 0\n0 4 0 0\n0 0 4 0\n0 0 0 5").run()  # an edit
+    assert at.selectbox(key="preset").value == "custom"
+    assert teaches not in ui.captions(at) and "not a preset's" in ui.captions(at)
+    at.button(key="reset_preset").click().run()  # Reset to example: the preset as it came
+    assert at.selectbox(key="preset").value == "03_one_hot"
+    assert at.text_area(key="q_text").value.endswith("0 0 0 4")
+    at.toggle(key="scale").set_value(False).run()  # a control the preset set counts too
+    assert at.selectbox(key="preset").value == "custom"
+    at.selectbox(key="preset").set_value("03_one_hot").run()  # choosing it again restores it
+    assert at.toggle(key="scale").value is True and teaches in ui.captions(at)
+    at.button_group(key="source").set_value("random").run()
+    assert at.selectbox(key="preset").value == "custom"
 
 
 def test_preset_forgets_the_previous_presets_padding(at):

@@ -64,6 +64,14 @@ def prepare(source: str, target: str, view: str | None = None) -> None:
 def draw() -> None:
     """The whole Cross page."""
     controls = sidebar.explorer_controls()
+    if controls.settings.causal:
+        st.info(
+            "A causal mask on cross-attention lets target token i see only the source tokens "
+            "at positions 0 … i, as if the two sentences were aligned word by word. A "
+            "Transformer's encoder–decoder attention is never causal: every target token may "
+            "read the whole source (switch the causal mask off to see it).",
+            icon=":material/info:",
+        )
     problem = cross_panel(controls.settings.seed)
     if problem is not None:
         results.results_panel(problem, controls)

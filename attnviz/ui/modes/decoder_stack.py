@@ -14,9 +14,12 @@ import streamlit as st
 from attnviz.core import limits
 from attnviz.core.ways import get_way
 from attnviz.ui.charts import head_grid
+from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, shown
 from attnviz.ui.mode import Mode
+from attnviz.ui.modes import learning
+from attnviz.ui.shipped import char_labels, shipped_trace, weights_choice
 from attnviz.ui.sidebar import seed_control
 from attnviz.ui.state import slot
 
@@ -90,8 +93,7 @@ def _random_decoder(seed: int) -> None:
     }
     labels = {"causal": (rows, rows), "cross": (rows, sources)}
     if _view() == "Model view":
-        heads = back_end("attnviz.ui.heads_panel")
-        heads.model_view_panel(heads.HeadsView(stacks=stacks, labels=labels))
+        model_view_panel(HeadsView(stacks=stacks, labels=labels))
         return
     n = len(result.self_attention)
     c1, c2 = st.columns(2)
@@ -109,28 +111,32 @@ def _trained_decoder(task: str) -> None:
         "rows are the decoder's positions: each was fed the character before (<s> first) and "
         "wrote the next one."
     )
-    shipped = back_end("attnviz.ui.shipped")
-    trace = shipped.shipped_trace(task)
+    trace = shipped_trace(task)
+    st.button(
+        "Open this Transformer in Learn: its training, every head, the model view",
+        on_click=learning.open_shipped_transformer,
+        args=(task,),
+        icon=":material/school:",
+    )
     if trace is None:
         return
     if _view() == "Model view":
-        heads = back_end("attnviz.ui.heads_panel")
-        view = heads.HeadsView.of_trace(trace, task)
+        view = HeadsView.of_trace(trace, task)
         decoder_only = {way: view.stacks[way] for way in ATTENTIONS.values()}
-        heads.model_view_panel(replace(view, stacks=decoder_only))
+        model_view_panel(replace(view, stacks=decoder_only))
         return
     n = trace.translation.cross.shape[0]
     c1, c2 = st.columns(2)
     layer = int(c1.number_input("Layer", 0, n - 1, 0, **TRAINED_LAYER.widget()))
     way = _which_attention(c2)
     weights = trace.translation.weights_of(way)[layer]  # (H, T, ·)
-    fed = shipped.char_labels(trace.decoder_tokens)
+    fed = char_labels(trace.decoder_tokens)
     if way == "causal":
         _layer_heads(weights, get_way(way).mask(*weights.shape[-2:]), fed, fed, layer)
     else:
-        out = shipped.char_labels(trace.output_tokens)
+        out = char_labels(trace.output_tokens)
         rows = [f"{a}→{b}" for a, b in zip(fed, out, strict=True)]
-        cols = shipped.char_labels(trace.source_tokens)
+        cols = char_labels(trace.source_tokens)
         _layer_heads(weights, get_way(way).mask(*weights.shape[-2:]), rows, cols, layer)
 
 
@@ -163,12 +169,11 @@ def draw() -> None:
         "The decoder stack uses Keras's MultiHeadAttention: scaled dot product, look-ahead "
         "mask in self-attention, masked keys weighted 0."
     )
-    seed = seed_control()  # the one sidebar control this page has
-    shipped = back_end("attnviz.ui.shipped")
-    task = shipped.weights_choice(WEIGHTS)
+    task = weights_choice(WEIGHTS)
     if task is None:
-        _random_decoder(seed)
+        _random_decoder(seed_control())  # the one sidebar control this page has
     else:
+        st.sidebar.caption("Trained weights: the seed draws random weights only.")
         _trained_decoder(task)
 
 

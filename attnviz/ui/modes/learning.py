@@ -96,6 +96,13 @@ def prepare(task: str, architecture: str, source: str = "Shipped", view: str | N
     tab.set(view if view in views else views[0])
 
 
+def open_shipped_transformer(task: str) -> None:
+    """Open this page on the shipped Transformer of `task`, in its model view (a button
+    callback of another page)."""
+    prepare(task, "Transformer", "Shipped", "Model view")
+    go_to(MODE.name)
+
+
 def draw() -> None:
     """The whole Learn page."""
     task = _task_picker()

@@ -29,7 +29,9 @@ Q_TEXT = slot("q_text", "")  # the typed queries (the NumPy lab's until a sessio
 K_TEXT = slot("k_text", "")
 V_TEXT = slot("v_text", "")
 MATRIX_NAMES = (("queries", "Q", Q_TEXT), ("keys", "K", K_TEXT), ("values", "V", V_TEXT))
-PRESET = slot("preset", DEFAULT_PRESET)  # the preset last chosen
+CUSTOM = "custom"  # what the preset box says when the inputs are not a preset's
+PRESET = slot("preset", DEFAULT_PRESET)  # the preset box: a preset's name, or CUSTOM
+LAST_PRESET = slot("last_preset", DEFAULT_PRESET)  # the preset applied last (Reset goes back)
 SOURCE = slot("source", "type", url=True)  # where Q, K, V come from: a key of SOURCES
 PAD_KEYS = slot_family("pad_keys", [], url=True)  # pad_keys_<b>: padding keys of sequence b
 UPLOAD = slot_family("upload", None)  # upload_<Q|K|V>: the file uploader of that matrix
@@ -81,8 +83,33 @@ def apply_preset(preset: Preset, settings: dict | None = None) -> None:
     for b, keys in enumerate(preset.padding):
         PAD_KEYS.of(b).set(list(keys))
     sidebar.apply_settings({**preset.settings, **(settings or {})})
-    first_sequence()
+    first_sequence(preset.sequence)
     LEARNED.clear()
+    LAST_PRESET.set(preset.name)
+
+
+def _unchanged(preset: Preset) -> bool:
+    """Whether the inputs, padding keys and controls are still exactly what `preset` set."""
+    if LEARNED.get() is not None:
+        return False
+    if preset.random:
+        spec = preset.random
+        drawn = (spec.batch, spec.queries, spec.keys, spec.d_k, spec.d_v, spec.seed)
+        if SOURCE.get() != "random" or tuple(f.get() for f, *_ in RANDOM_FIELDS) != drawn:
+            return False
+    elif SOURCE.get() != "type" or tuple(t.get() for *_, t in MATRIX_NAMES) != (
+        preset.query, preset.key, preset.value
+    ):  # fmt: skip
+        return False
+    marked = {keys.key: list(keys.get()) for keys in PAD_KEYS.members() if keys.get()}
+    wanted = {PAD_KEYS.of(b).key: list(keys) for b, keys in enumerate(preset.padding) if keys}
+    return marked == wanted and sidebar.settings_are(preset.settings)
+
+
+def _reset() -> None:
+    """Back to the preset applied last, as it came (a button callback)."""
+    apply_preset(presets()[LAST_PRESET.get()])
+    PRESET.set(LAST_PRESET.get())
 
 
 def _set_texts(query: str, key: str, value: str) -> None:
@@ -155,16 +182,28 @@ def _matrix_text(array: np.ndarray) -> str:
 def matrix_panel() -> Problem | None:
     """Q, K, V from typed text, uploads or a seeded random draw, plus padding keys."""
     shipped = presets()
-    st.selectbox(
+    last = shipped.get(LAST_PRESET.get(), shipped[DEFAULT_PRESET])
+    PRESET.set(last.name if _unchanged(last) else CUSTOM)  # the box says what is shown
+    learned = LEARNED.get()
+    custom = f"From Learn: {learned.source}" if learned else "Custom: your own inputs"
+    choice, reset = st.columns([5, 1], vertical_alignment="bottom")
+    choice.selectbox(
         "Preset",
-        list(shipped),
-        format_func=lambda n: shipped[n].title,
+        [CUSTOM, *shipped],
+        format_func=lambda n: custom if n == CUSTOM else shipped[n].title,
         on_change=_on_preset,
         **PRESET.widget(),
     )
+    reset.button(
+        "Reset to example",
+        on_click=_reset,
+        help=f"Back to “{last.title}” as it came.",
+        disabled=PRESET.get() != CUSTOM,
+        key="reset_preset",
+    )
     chosen = shipped.get(PRESET.get())
-    if chosen:
-        st.caption(chosen.teaches)
+    st.caption(chosen.teaches if chosen else "These inputs are not a preset's: the numbers below "
+               "are yours (pick a preset to start from one).")  # fmt: skip
     source = st.segmented_control(
         "Q, K, V from",
         list(SOURCES),

@@ -68,8 +68,9 @@ MODE = Mode(
     name="sentences",
     label="Sentences",
     icon=":material/notes:",
-    intro="Each sentence attends to itself (self-attention). Tokens are embedded, "
-    "position-encoded and projected to Q, K and V with seeded weights.",
+    intro="Self-attention: the tokens of each sentence attend to the tokens of the same "
+    "sentence (which ones, the masks decide). Tokens are embedded, position-encoded and "
+    "projected to Q, K and V with seeded weights.",
     draw=draw,
     url_texts=(SENTENCES,),
     prepare=prepare,

@@ -24,6 +24,8 @@ from attnviz.ui.input_widgets import (
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
+from attnviz.ui.modes import learning
+from attnviz.ui.shipped import char_labels, shipped_trace, weights_choice
 from attnviz.ui.state import slot
 
 WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, or a shipped Transformer's
@@ -109,13 +111,18 @@ def _trained_way(task: str, way: str) -> None:
         "Transformer: its encoder self-attention, its decoder's masked self-attention and its "
         "encoder–decoder attention (scaled dot product; padding is never attended)."
     )
-    shipped = back_end("attnviz.ui.shipped")
-    trace = shipped.shipped_trace(task)
+    trace = shipped_trace(task)
+    st.button(
+        "Open this Transformer in Learn: its training, every head, the model view",
+        on_click=learning.open_shipped_transformer,
+        args=(task,),
+        icon=":material/school:",
+    )
     if trace is None:
         return
     layers = trace.translation.cross.shape[0]
     layer = int(st.selectbox("Layer", range(layers), **LAYER.widget()) or 0)
-    rows, cols = (shipped.char_labels(labels) for labels in trace.labels(way))
+    rows, cols = (char_labels(labels) for labels in trace.labels(way))
     heads_view(trace.results[(way, min(layer, layers - 1))], 0, rows, cols)
 
 
@@ -184,8 +191,7 @@ def prepare(weights: str, way: str, heads: int | None = None) -> None:
 
 def draw() -> None:
     """The whole Multi-head page."""
-    shipped = back_end("attnviz.ui.shipped")
-    task = shipped.weights_choice(WEIGHTS)
+    task = weights_choice(WEIGHTS)
     settings = sidebar.multihead_controls(trained=task is not None)
     way = st.radio(
         "Way of attention",
