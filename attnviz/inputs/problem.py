@@ -14,6 +14,17 @@ from attnviz.inputs.text import EncodedSentences
 
 
 @dataclass(frozen=True)
+class LearnedWeights:
+    """A trained attention opened in the explorer: its score weights and where they came from."""
+
+    params: dict[str, np.ndarray]  # the trained score weights ({} for a dot-product head)
+    labels: tuple[tuple[str, ...], tuple[str, ...]]  # (query labels, key labels)
+    source: str  # what it is ("Dates, dot score, step 3 ...")
+    note: str  # what Q, K and V are there
+    origin: str | None = None  # how to open it again (a link's `from` field), or None
+
+
+@dataclass(frozen=True)
 class Problem:
     """The inputs of one attention computation, shaped as they were given: plain matrices for
     one sequence, a leading batch axis B for a batch (typed 3-D, or sentences). Nothing adds or

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from attnviz.core.settings import AttentionSettings
 from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import CELL_MIN, GAP, head_map, model_view
@@ -23,14 +22,13 @@ from attnviz.heads.rollout import ROLLOUT_TEX, attention_rollout
 from attnviz.heads.summaries import SUMMARY_LABELS, head_summaries, summary_table, top_heads
 from attnviz.learn.tasks import known_alignment
 from attnviz.ui.charts import line_view
-from attnviz.ui.modes.matrices import LearnedWeights, open_in_explorer
+from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
-from attnviz.ui.shipped import char_labels
+from attnviz.ui.shipped import char_labels, head_opened
 from attnviz.ui.state import slot, slot_family
 
 if TYPE_CHECKING:
     from attnviz.learn.transformer import TransformerTrace
-    from attnviz.transformer.multihead import MultiHeadResult
 
 TRAINED_AXIS_TITLES = {  # way -> what a trained translator's rows and columns are
     "bidirectional": ("source", "source"),
@@ -39,7 +37,7 @@ TRAINED_AXIS_TITLES = {  # way -> what a trained translator's rows and columns a
 }
 SORT_BY = slot("mv_by", next(iter(SUMMARY_LABELS)), url=True)  # the number heads are sorted by
 TOP = slot("mv_top", 2, url=True)  # how many heads are outlined
-ENLARGED = slot("mv_head", None, kind=tuple)  # the enlarged head: (way, layer, head)
+ENLARGED = slot("mv_head", "", url=True)  # the enlarged head: "way/layer/head" (see _head_id)
 GRIDS = slot("mv_grids", None, kind=dict)  # the session's grid figures, by what they show
 HEAD_MAPS = slot_family("mv_map", None)  # mv_map_<way>: a head map's click (Streamlit's event)
 LOWER_IS_NOTABLE = ("entropy_bits", "mean_distance")  # sorted ascending: focused, local first
@@ -55,15 +53,18 @@ class HeadsView:
     stacks: dict[str, np.ndarray]  # way name -> (L, H, T, S) weights, in drawing order
     labels: dict[str, tuple[list[str], list[str]]]  # way -> (row labels, column labels)
     spans: list | None = None  # cross rows' known source spans (for the alignment score)
-    results: dict[tuple[str, int], MultiHeadResult] | None = None  # (way, layer) -> the heads
-    # recomputed from their inputs, for the step-by-step explorer; None: not available
+    trace: TransformerTrace | None = None  # the forward pass, whose heads open step by step in
+    # the explorer (recomputed from their inputs); None: not available
+    shipped_task: str | None = None  # the task of the shipped model traced (a link can open
+    # its heads again), or None
     axis_titles: dict[str, tuple[str, str]] = field(  # way -> (rows, columns) titles
         default_factory=lambda: {name: way.axis_titles for name, way in WAYS.items()}
     )
 
     @classmethod
-    def of_trace(cls, trace: TransformerTrace, task: str) -> HeadsView:
-        """All three attentions of a trained Transformer's forward pass."""
+    def of_trace(cls, trace: TransformerTrace, task: str, shipped: bool) -> HeadsView:
+        """All three attentions of a trained Transformer's forward pass (of the shipped model
+        of `task`, if `shipped`)."""
         t = trace.translation
         stacks = {way: t.weights_of(way) for way in WAYS}
         labels = {way: tuple(char_labels(x) for x in trace.labels(way)) for way in stacks}
@@ -71,7 +72,8 @@ class HeadsView:
             spans = [*known_alignment(task, t.source, t.output), None]
         except ValueError:
             spans = None
-        return cls(stacks, labels, spans, trace.results, dict(TRAINED_AXIS_TITLES))
+        shipped_task = task if shipped else None
+        return cls(stacks, labels, spans, trace, shipped_task, dict(TRAINED_AXIS_TITLES))
 
 
 def _slug(way: str) -> str:
@@ -158,7 +160,7 @@ def _grid(stack: np.ndarray, drawn: tuple):
 
 
 def _head_map(way: str, table: np.ndarray, label: str) -> None:
-    chosen = ENLARGED.get()
+    chosen = _head_of(ENLARGED.get())
     selected = chosen[1:] if chosen and chosen[0] == way else None
     st.plotly_chart(
         head_map(table, label=label, selected=selected),
@@ -177,7 +179,7 @@ def _clicked(way: str, n_heads: int) -> None:
     points = event.get("selection", {}).get("points", [])
     index = points[0].get("point_index") if points else None
     if isinstance(index, int):
-        ENLARGED.set((way, *divmod(index, n_heads)))
+        ENLARGED.set(_head_id(way, *divmod(index, n_heads)))
 
 
 def _summary_table(summaries, field: str, descending: bool) -> None:
@@ -230,9 +232,26 @@ def _best_aligned(view: HeadsView, cross_summaries) -> tuple[str, int, int]:
     return ("cross", *best)
 
 
-def _head_options(view: HeadsView) -> list[tuple[str, int, int]]:
+def _head_id(way: str, layer: int, head: int) -> str:
+    """A head as the URL keeps it: "cross/0/3"."""
+    return f"{way}/{layer}/{head}"
+
+
+def _head_of(head_id: str) -> tuple[str, int, int] | None:
+    """`(way, layer, head)` of a `_head_id`, or None for anything else (a hand-edited link)."""
+    parts = str(head_id).split("/")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts[1:]):
+        return None
+    return parts[0], int(parts[1]), int(parts[2])
+
+
+def _named(head: tuple[str, int, int]) -> tuple[str, int, int]:
+    return get_way(head[0]).short, head[1], head[2]
+
+
+def _head_options(view: HeadsView) -> list[str]:
     return [
-        (way, layer, head)
+        _head_id(way, layer, head)
         for way, stack in view.stacks.items()
         for layer in range(stack.shape[0])
         for head in range(stack.shape[1])
@@ -243,13 +262,14 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
     st.subheader("One head, enlarged")
     options = _head_options(view)
     if ENLARGED.get() not in options:
-        ENLARGED.set(default)
-    way, layer, head = st.selectbox(
+        ENLARGED.set(_head_id(*default))
+    chosen = st.selectbox(
         "Head",
         options,
-        format_func=lambda o: f"{get_way(o[0]).short} · layer {o[1]} · head {o[2]}",
-        key=ENLARGED.key,
+        format_func=lambda o: "{} · layer {} · head {}".format(*_named(_head_of(o))),
+        **ENLARGED.widget(),
     )
+    way, layer, head = _head_of(chosen)
     rows, cols = view.labels[way]
     row_title, col_title = view.axis_titles[way]
     weights = view.stacks[way][layer, head]  # (T, S)
@@ -268,9 +288,9 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
         )  # fmt: skip
     with right:
         line_view(weights, rows, cols)
-    if view.results is None:
+    if view.trace is None:
         return
-    result = view.results[(way, layer)]
+    result = view.trace.results[(way, layer)]
     st.caption(
         f"Recomputed from the layer's inputs and trained kernels: Q, K and V of this head are "
         f"{weights.shape[0]} × {result.d_k}, {weights.shape[1]} × {result.d_k} and "
@@ -288,20 +308,5 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
 
 def _open_head(view: HeadsView, way: str, layer: int, head: int) -> None:
     """Open this head's Q, K and V in the Matrices explorer (a button callback)."""
-    result = view.results[(way, layer)]
-    rows, cols = view.labels[way]
-    learned = LearnedWeights(
-        params={},
-        labels=(tuple(rows), tuple(cols)),
-        source=f"Transformer, {get_way(way).short} · layer {layer} · head {head}",
-        note="Q, K and V are this head's projections of the layer's inputs (its trained "
-        "W_Q, W_K and W_V applied); the score is the scaled dot product.",
-    )
-    open_in_explorer(
-        result.query_heads[0, head],  # (T, Dk)
-        result.key_heads[0, head],  # (S, Dk)
-        result.value_heads[0, head],  # (S, Dv)
-        learned=learned,
-        settings=AttentionSettings("dot", True, get_way(way).causal),
-    )
+    open_in_explorer(head_opened(view.trace, way, layer, head, view.shipped_task))
     go_to("matrices")

@@ -5,10 +5,15 @@ weights, the text to translate, and the forward pass with every head. Wiring onl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import streamlit as st
 
+from attnviz.core.settings import AttentionSettings
+from attnviz.core.ways import get_way
+from attnviz.inputs.problem import LearnedWeights
 from attnviz.learn.recipes import TRANSFORMER_RECIPES
 from attnviz.learn.tasks import get_task
 from attnviz.ui.loading import back_end
@@ -90,3 +95,91 @@ def shipped_trace(task: str) -> TransformerTrace | None:
             f"{model.config.d_model}) translates it to: {plain(out) or '(nothing)'}"
         )
     return trace
+
+
+@st.cache_resource(max_entries=12, show_spinner="Loading the shipped model…")
+def shipped_seq2seq(task: str, score: str):
+    """A shipped GRU translator, loaded once per server and shared read-only by every session."""
+    return back_end("attnviz.learn.pretrained").load_pretrained(task, score)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A trained attention as the explorer opens it."""
+
+    query: np.ndarray  # (T, Dq)
+    keys: np.ndarray  # (S, Dk)
+    values: np.ndarray  # (S, Dv)
+    learned: LearnedWeights  # its score weights, labels and where it came from
+    settings: AttentionSettings  # its score, scaling and causal mask
+
+
+def step_opened(inputs, task: str, shipped: bool) -> Opened:
+    """One decoder step of a GRU translator (`AttentionInputs`), for the explorer; a shipped
+    model's step can be opened again from a link."""
+    text = "".join(inputs.source_tokens)
+    origin = f"step:{task}:{inputs.score}:{inputs.step}:{text}" if shipped else None
+    learned = LearnedWeights(
+        params=inputs.params,
+        labels=(  # the step's output character; the input characters
+            (char_labels(inputs.target_tokens)[inputs.step],),
+            tuple(char_labels(inputs.source_tokens)),
+        ),
+        source=f"{get_task(task).title}, {inputs.score} score, step {inputs.step} "
+        f"(output {inputs.target_tokens[inputs.step]!r})",
+        note="Q is the decoder's state at that step, K = V the encoder's outputs.",
+        origin=origin,
+    )
+    settings = AttentionSettings(inputs.score, inputs.scale)
+    return Opened(inputs.query, inputs.keys, inputs.values, learned, settings)
+
+
+def head_opened(trace, way: str, layer: int, head: int, task: str | None) -> Opened:
+    """One head of a Transformer's forward pass (`TransformerTrace`), its own Q, K and V, for
+    the explorer; `task` names the shipped model it came from (None: trained in the session,
+    which a link cannot open again)."""
+    result = trace.results[(way, layer)]
+    rows, cols = (char_labels(labels) for labels in trace.labels(way))
+    source = trace.translation.source
+    learned = LearnedWeights(
+        params={},
+        labels=(tuple(rows), tuple(cols)),
+        source=f"Transformer, {get_way(way).short} · layer {layer} · head {head}",
+        note="Q, K and V are this head's projections of the layer's inputs (its trained "
+        "W_Q, W_K and W_V applied); the score is the scaled dot product.",
+        origin=None if task is None else f"head:{task}:{way}:{layer}:{head}:{source}",
+    )
+    return Opened(
+        result.query_heads[0, head],  # (T, Dk)
+        result.key_heads[0, head],  # (S, Dk)
+        result.value_heads[0, head],  # (S, Dv)
+        learned,
+        AttentionSettings("dot", True, get_way(way).causal),
+    )
+
+
+def reopened(origin: str) -> Opened:
+    """What `origin` (a `LearnedWeights.origin`, from a link) named, computed again from the
+    shipped model.
+
+    Raises:
+        ValueError: for an origin that names no shipped model's step or head.
+    """
+    kind, _, rest = origin.partition(":")
+    try:
+        if kind == "step":
+            task, score, step, text = rest.split(":", 3)
+            model = shipped_seq2seq(task, score)
+            return step_opened(model.attention_inputs(text, int(step)), task, shipped=True)
+        if kind == "head":
+            task, way, layer, head, text = rest.split(":", 4)
+            trace = shipped_transformer(task).trace(text)
+            return head_opened(trace, way, int(layer), int(head), task)
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(
+            f"This link's `from` field names nothing that can be opened: {err}"
+        ) from None
+    raise ValueError(
+        "This link's `from` field names nothing to open: it must start with "
+        f"'step:' or 'head:'. Received: {origin[:60]!r}."
+    )

@@ -97,8 +97,17 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     at.run()
     expected = model.translate(text).weights[3]
     np.testing.assert_allclose(ui.weights(at)[0], expected, atol=1e-5)
+    origin = at.query_params["from"]  # the link names the step: it opens again elsewhere
+    assert origin == f"step:dates:{score}:3:{text}"
+    assert at.selectbox(key="preset").value == "custom"  # the box says where they came from
+    shared = ui.new_session("matrices", **{"from": origin, "view": "Heatmaps"})
+    ui.assert_ok(shared)
+    assert "Trained weights from Learn" in ui.captions(shared)
+    np.testing.assert_allclose(ui.weights(shared)[0], expected, atol=1e-5)
     at.button(key="forget_learned").click().run()  # back to weights drawn from the seed
-    assert "Trained weights" not in ui.captions(at)
+    assert "Trained weights" not in ui.captions(at) and "from" not in at.query_params
+    shared.selectbox(key="preset").set_value("03_one_hot").run()  # a preset forgets it too
+    assert "Trained weights" not in ui.captions(shared) and "from" not in shared.query_params
 
 
 def test_training_in_the_session_survives_reruns_and_clear_session():
@@ -180,12 +189,12 @@ def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(tra
 
     spans = [*known_alignment("dates", t.source, t.output), None]
     best = top_heads(head_summaries(t.cross, spans=spans), "alignment", 1)[0]
-    assert at.selectbox(key="mv_head").value == ("cross", *best)
+    assert at.selectbox(key="mv_head").value == "cross/{}/{}".format(*best)
     enlarged = np.nan_to_num(ui.values(at, f"cross · layer {best[0]} · head {best[1]}"), nan=0)
     np.testing.assert_allclose(enlarged, t.cross[best], atol=1e-6)
     assert ui.chart(at, "Rollout of the encoder self-attention")
     assert ui.chart(at, "Rollout of the decoder self-attention")
-    at.selectbox(key="mv_head").set_value(("causal", 1, 2)).run()
+    at.selectbox(key="mv_head").set_value("causal/1/2").run()
     ui.assert_ok(at)
     blocked = ui.values(at, "decoder self · layer 1 · head 2")
     np.testing.assert_allclose(np.nan_to_num(blocked, nan=0), t.decoder_self[1, 2], atol=1e-6)
@@ -198,7 +207,7 @@ def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(tra
 
 def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transformer):
     at = _open(learn_arch="Transformer", learn_tview="Model view")
-    at.selectbox(key="mv_head").set_value(("cross", 0, 1)).run()
+    at.selectbox(key="mv_head").set_value("cross/0/1").run()
     next(b for b in at.button if "step by step" in b.label).click().run()
     ui.assert_ok(at)
     assert ui.current_mode(at) == "matrices"

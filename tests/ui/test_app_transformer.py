@@ -225,6 +225,6 @@ def test_the_decoder_model_view_draws_every_layer_and_head():
     grids = [s for s in ui.specs(at) if s["layout"]["title"]["text"] == ""]
     grids = [s for s in grids if sum(t.get("coloraxis") == "coloraxis" for t in s["data"]) > 1]
     assert [sum(t.get("coloraxis") == "coloraxis" for t in s["data"]) for s in grids] == [72, 72]
-    assert at.selectbox(key="mv_head").value == ("cross", 5, 0)  # no alignment: last layer
+    assert at.selectbox(key="mv_head").value == "cross/5/0"  # no alignment: last layer
     assert ui.chart(at, "cross · layer 5 · head 0")
     assert ui.chart(at, "Rollout of the decoder self-attention")

@@ -121,7 +121,7 @@ def _trained_decoder(task: str) -> None:
     if trace is None:
         return
     if _view() == "Model view":
-        view = HeadsView.of_trace(trace, task)
+        view = HeadsView.of_trace(trace, task, shipped=True)
         decoder_only = {way: view.stacks[way] for way in ATTENTIONS.values()}
         model_view_panel(replace(view, stacks=decoder_only))
         return

@@ -32,9 +32,16 @@ from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
 from attnviz.ui.mode import Mode
-from attnviz.ui.modes.matrices import LearnedWeights, open_in_explorer
+from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
-from attnviz.ui.shipped import char_labels, shipped_transformer, task_text, traced
+from attnviz.ui.shipped import (
+    char_labels,
+    shipped_seq2seq,
+    shipped_transformer,
+    step_opened,
+    task_text,
+    traced,
+)
 from attnviz.ui.state import slot
 
 if TYPE_CHECKING:
@@ -148,17 +155,11 @@ def _task_picker() -> str:
     return task
 
 
-@st.cache_resource(max_entries=12, show_spinner="Loading the shipped model…")
-def _pretrained(task: str, score: str):
-    """A shipped checkpoint, loaded once per server and shared read-only by every session."""
-    return back_end("attnviz.learn.pretrained").load_pretrained(task, score)
-
-
 def preload() -> None:
     """Load the default shipped model (the first task, dot score) into the server's cache and
     trace its translation (the server's warm-up calls this once)."""
     task = TASKS[0]
-    _pretrained(task, "dot").translate(get_task(task).example[0])
+    shipped_seq2seq(task, "dot").translate(get_task(task).example[0])
 
 
 def _shipped_panel(task: str, settings: AttentionSettings):
@@ -169,7 +170,7 @@ def _shipped_panel(task: str, settings: AttentionSettings):
             icon=":material/info:",
         )
         return None
-    return _shipped(lambda: _pretrained(task, settings.score))
+    return _shipped(lambda: shipped_seq2seq(task, settings.score))
 
 
 def _shipped(load):
@@ -398,7 +399,7 @@ def _model_view(model, task: str) -> None:
     if trace is None:
         return
     st.markdown(f"**Output:** `{plain(trace.translation.output)}`")
-    model_view_panel(HeadsView.of_trace(trace, task))
+    model_view_panel(HeadsView.of_trace(trace, task, shipped=SOURCE.get() == "Shipped"))
 
 
 def _compare_view(model, task: str) -> None:
@@ -406,7 +407,7 @@ def _compare_view(model, task: str) -> None:
         "The shipped models of this task, one per score function, trained on the same pairs "
         "with the same seed and settings."
     )
-    models = {score: shown(lambda s=score: _pretrained(task, s)) for score in SCORE_KINDS}
+    models = {score: shown(lambda s=score: shipped_seq2seq(task, s)) for score in SCORE_KINDS}
     if any(m is None for m in models.values()):
         return
     st.dataframe(
@@ -469,18 +470,7 @@ def _explorer_view(model, task: str) -> None:
 
 def _open_in_explorer(inputs, task: str) -> None:
     """Open this step in the Matrices page (a button callback: runs before the next draw)."""
-    learned = LearnedWeights(
-        params=inputs.params,
-        labels=(  # the step's output character; the input characters
-            (char_labels(inputs.target_tokens)[inputs.step],),
-            tuple(char_labels(inputs.source_tokens)),
-        ),
-        source=f"{get_task(task).title}, {inputs.score} score, step {inputs.step} "
-        f"(output {inputs.target_tokens[inputs.step]!r})",
-        note="Q is the decoder's state at that step, K = V the encoder's outputs.",
-    )
-    settings = AttentionSettings(inputs.score, inputs.scale)
-    open_in_explorer(inputs.query, inputs.keys, inputs.values, learned=learned, settings=settings)
+    open_in_explorer(step_opened(inputs, task, shipped=SOURCE.get() == "Shipped"))
     go_to("matrices")
 
 

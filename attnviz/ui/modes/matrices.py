@@ -7,20 +7,20 @@ rest of the page keeps working; what the user typed stays in its box.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import streamlit as st
 
 from attnviz.core import limits
-from attnviz.core.settings import AttentionSettings
 from attnviz.inputs.parsing import load_matrix, parse_matrix_text
 from attnviz.inputs.presets import Preset, RandomSpec, random_qkv, shipped_presets
-from attnviz.inputs.problem import Problem
+from attnviz.inputs.problem import LearnedWeights, Problem
 from attnviz.ui import results, sidebar
 from attnviz.ui.input_widgets import first_sequence, sequence_selector
 from attnviz.ui.messages import error, plain, shown
 from attnviz.ui.mode import Mode
+from attnviz.ui.shipped import Opened, reopened
 from attnviz.ui.state import slot, slot_family
 
 DEFAULT_PRESET = "01_numpy_lab"
@@ -47,16 +47,7 @@ RANDOM_FIELDS = (  # (slot, label, least, most) of a seeded random draw; default
 )
 
 
-@dataclass(frozen=True)
-class LearnedWeights:
-    """A trained attention opened here: its score weights and where they came from."""
-
-    params: dict[str, np.ndarray]  # the trained score weights ({} for a dot-product head)
-    labels: tuple[tuple[str, ...], tuple[str, ...]]  # (query labels, key labels)
-    source: str  # what it is ("Dates, dot score, step 3 ...")
-    note: str  # what Q, K and V are there
-
-
+ORIGIN_FIELD = "from"  # the URL field of a trained attention's origin (`LearnedWeights.origin`)
 LEARNED = slot("learned", None, kind=LearnedWeights)  # the weights in use, or None: seeded
 
 
@@ -84,7 +75,7 @@ def apply_preset(preset: Preset, settings: dict | None = None) -> None:
         PAD_KEYS.of(b).set(list(keys))
     sidebar.apply_settings({**preset.settings, **(settings or {})})
     first_sequence(preset.sequence)
-    LEARNED.clear()
+    _forget_learned()
     LAST_PRESET.set(preset.name)
 
 
@@ -151,27 +142,46 @@ def prepare(
         results.show_comparison(compare)
 
 
-def open_in_explorer(
-    query: np.ndarray,
-    keys: np.ndarray,
-    values: np.ndarray,
-    *,
-    learned: LearnedWeights,
-    settings: AttentionSettings,
-) -> None:
+def open_in_explorer(opened: Opened) -> None:
     """Fill this page with a trained attention's Q `(T, D)`, K, V `(S, ·)` and score weights,
     and open its step-by-step view (a button callback of another page: it runs before the next
     draw; the caller then switches to this page)."""
     SOURCE.set("type")
-    _set_texts(*(_matrix_text(a) for a in (query, keys, values)))
-    LEARNED.set(learned)
+    _set_texts(*(_matrix_text(a) for a in (opened.query, opened.keys, opened.values)))
+    LEARNED.set(opened.learned)
     for padding in PAD_KEYS.members():
         padding.set([])
-    sidebar.apply_settings(
-        {"score": settings.score, "scale": settings.scale, "causal": settings.causal}
-    )
+    s = opened.settings
+    sidebar.apply_settings({"score": s.score, "scale": s.scale, "causal": s.causal})
     first_sequence()
     results.show_view("Step by step")
+
+
+def _reopen_from_link() -> None:
+    """A link's `from` field names a shipped model's step or head: open it again."""
+    origin = st.query_params.get(ORIGIN_FIELD)
+    if origin and (LEARNED.get() is None or LEARNED.get().origin != origin):
+        opened = shown(lambda: reopened(origin))
+        if opened is not None:
+            open_in_explorer(opened)
+
+
+def _forget_learned() -> None:
+    """Back to score weights drawn from the seed (a button callback): the link forgets the
+    origin too."""
+    LEARNED.clear()
+    if ORIGIN_FIELD in st.query_params:
+        del st.query_params[ORIGIN_FIELD]
+
+
+def _origin_in_url() -> None:
+    """Keep the `from` field while the inputs are a shipped model's step or head."""
+    learned = LEARNED.get()
+    origin = learned.origin if learned is not None else None
+    if origin and st.query_params.get(ORIGIN_FIELD) != origin:
+        st.query_params[ORIGIN_FIELD] = origin
+    elif not origin and ORIGIN_FIELD in st.query_params:
+        del st.query_params[ORIGIN_FIELD]
 
 
 def _matrix_text(array: np.ndarray) -> str:
@@ -221,7 +231,7 @@ def matrix_panel() -> Problem | None:
         return problem
     left, right = st.columns([4, 1])
     left.caption(f"Trained weights from Learn: {plain(learned.source)}. {learned.note}")
-    right.button("Use seeded weights", on_click=LEARNED.clear, key="forget_learned")
+    right.button("Use seeded weights", on_click=_forget_learned, key="forget_learned")
     rows, cols = learned.labels
     if (len(rows), len(cols)) == (problem.query.shape[-2], problem.key.shape[-2]):
         problem = replace(problem, query_labels=(rows,), key_labels=(cols,))  # Q, K unchanged
@@ -345,9 +355,11 @@ def _padding_keys(batch: int, s: int, b: int) -> np.ndarray | None:
 
 def draw() -> None:
     """The whole Matrices page."""
+    _reopen_from_link()
     start_session()
     controls = sidebar.explorer_controls()
     problem = matrix_panel()
+    _origin_in_url()
     if problem is not None:
         results.results_panel(problem, controls)
 
