@@ -62,7 +62,7 @@ def training_curves(history: Sequence[Sequence[float]], *, title: str = "") -> g
         plot_bgcolor="rgba(0,0,0,0)",
         xaxis=dict(title=dict(text="epoch"), dtick=1, rangemode="tozero"),
         yaxis=dict(title=dict(text="loss"), rangemode="tozero"),
-        yaxis2=dict(title=dict(text="accuracy (%)"), overlaying="y", side="right", range=[0, 101]),
+        yaxis2=dict(title=dict(text="accuracy (%)"), overlaying="y", side="right", range=[0, 100]),
         legend=dict(orientation="h", y=-0.25),
         hovermode="x unified",
     )

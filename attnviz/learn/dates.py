@@ -198,6 +198,62 @@ def date_alignment(source: str, target: str) -> tuple[tuple[int, int] | None, ..
     return tuple(None if part is None else spans[part] for part in parts)
 
 
+def find_date_parts(source: str, target: str) -> tuple[tuple[int, int] | None, ...]:
+    """`date_alignment` for a source in any format that shows the ISO `target`'s day, month
+    name (or number) and year: each part is looked for in `source` itself. What a model that
+    decodes "3 March 2021" right (not a format it was trained on) looked at is then scored.
+
+    Raises:
+        ValueError: if `target` is no ISO date or `source` does not show its three parts.
+    """
+    try:
+        date = datetime.date.fromisoformat(target)
+    except (TypeError, ValueError):
+        raise ValueError(f"{target!r} is not an ISO date (YYYY-MM-DD).") from None
+    try:
+        return date_alignment(source, target)
+    except ValueError:
+        pass  # not one of the formats: look for the parts
+    lower, taken, spans = source.lower(), [], {}
+    month = MONTHS[date.month - 1]
+    searches = {  # part -> what may show it, most specific first
+        "year": [rf"(?<!\d){date.year}(?!\d)", rf"(?<!\d){date.year % 100:02d}(?!\d)"],
+        "month": [rf"\b{month}\b", rf"\b{month[:3]}\b", rf"(?<!\d)0?{date.month}(?!\d)"],
+        "day": [rf"(?<!\d)0?{date.day}(?:st|nd|rd|th)?(?!\d)"],
+    }
+    for part, patterns in searches.items():
+        spans[part] = _first_free(lower, patterns, taken)
+        if spans[part] is None:
+            raise ValueError(f"{source!r} does not show the {part} of {target}.")
+        taken.append(spans[part])
+    parts = ["year"] * 4 + [None] + ["month"] * 2 + [None] + ["day"] * 2
+    return tuple(None if part is None else spans[part] for part in parts)
+
+
+def _first_free(text: str, patterns: list[str], taken: list[tuple[int, int]]):
+    """The span of the first match of `patterns` that overlaps no span in `taken`, or None."""
+    for pattern in patterns:
+        for match in re.finditer(pattern, text):
+            a, b = match.span()
+            if all(b <= x or a >= y for x, y in taken):
+                return a, b
+    return None
+
+
+def date_outside_training(source: str) -> str | None:
+    """Why the dates model never saw an input like `source` (None when it did): a format it was
+    not trained on, a date that does not exist, or a year outside 1950–2049."""
+    written = [p for p in _PATTERNS if p.fullmatch(source)]
+    if not written:
+        return f"it is not written in one of the {len(FORMATS)} formats the model was trained on"
+    if all(_read_with(p, source) is None for p in written):
+        return (
+            f"it is not a real date between {FIRST_YEAR} and {LAST_YEAR} (or its weekday is "
+            "wrong): the model only ever saw real dates of those years"
+        )
+    return None
+
+
 def date_characters() -> str:
     """Every character a dates source can hold, sorted."""
     words = [*MONTHS, *WEEKDAYS, *ORDINALS, "the", "of"]

@@ -17,6 +17,7 @@ character are rejected, not guessed at.
 
 from __future__ import annotations
 
+import datetime
 import random
 import string
 from collections.abc import Callable
@@ -31,9 +32,17 @@ from attnviz.learn.dates import (
     LAST_YEAR,
     date_alignment,
     date_characters,
+    date_outside_training,
     draw_date_pair,
+    find_date_parts,
+    write_date,
 )
-from attnviz.learn.numbers import draw_number_pair, number_alignment, number_characters
+from attnviz.learn.numbers import (
+    draw_number_pair,
+    number_alignment,
+    number_characters,
+    read_number,
+)
 
 Span = tuple[int, int]  # (start, end) of source characters, end excluded
 Alignment = tuple[Span | None, ...]  # one span per target character, None = comes from nowhere
@@ -56,12 +65,31 @@ class Task:
     example: tuple[str, str]  # one (source, target) pair to show
     draw: Callable[[random.Random], tuple[str, str]]  # one random (source, target) pair
     align: Callable[[str, str], Alignment]  # the known alignment of a pair
+    trained_on: tuple[str, ...]  # the kinds of input the models learned from, for a reader
+    outside: Callable[[str], str | None]  # why an input is unlike them (None: it is like them)
+    align_any: Callable[[str, str], Alignment] | None = None  # `align` for inputs outside
+    # `trained_on` that still show where each output character comes from (None: `align`)
 
 
 def _draw_reverse(rng: random.Random) -> tuple[str, str]:
     length = rng.randint(*REVERSE_LENGTHS)
     source = "".join(rng.choice(REVERSE_CHARS) for _ in range(length))
     return source, source[::-1]
+
+
+def _reverse_outside(source: str) -> str | None:
+    low, high = REVERSE_LENGTHS
+    if not low <= len(source) <= high:
+        return f"it has {len(source)} characters; the model only saw {low} to {high}"
+    return None
+
+
+def _number_outside(source: str) -> str | None:
+    try:
+        read_number(source)
+    except ValueError:
+        return "it is not a German number word from 1 to 999 as the model saw them"
+    return None
 
 
 def _reverse_alignment(source: str, target: str) -> Alignment:
@@ -87,6 +115,9 @@ _TASKS = (
         example=("Sunday, 22 November 2026", "2026-11-22"),
         draw=draw_date_pair,
         align=date_alignment,
+        trained_on=tuple(f"{write_date(datetime.date(2026, 11, 22), f, 'title')}" for f in FORMATS),
+        outside=date_outside_training,
+        align_any=find_date_parts,
     ),
     Task(
         name="reverse",
@@ -102,6 +133,11 @@ _TASKS = (
         example=("attn42", "24ntta"),
         draw=_draw_reverse,
         align=_reverse_alignment,
+        trained_on=(
+            f"{REVERSE_LENGTHS[0]} to {REVERSE_LENGTHS[1]} lowercase letters and digits, "
+            "e.g. attn42, q7x, 0a1b2c3d4e5f",
+        ),
+        outside=_reverse_outside,
     ),
     Task(
         name="german_numbers",
@@ -118,6 +154,11 @@ _TASKS = (
         example=("vierhundertvierundzwanzig", "424"),
         draw=draw_number_pair,
         align=number_alignment,
+        trained_on=(
+            "one German number word from 1 to 999 in lower case, e.g. siebzehn (17), "
+            "vierundzwanzig (24), einhunderteins (101), neunhundertneunundneunzig (999)",
+        ),
+        outside=_number_outside,
     ),
 )
 TASKS = tuple(task.name for task in _TASKS)  # the task names, in display order
@@ -157,7 +198,13 @@ def draw_pairs(task: str, n: int, stream: str) -> list[tuple[str, str]]:
     return [_BY_NAME[task].draw(rng) for _ in range(n)]
 
 
-def known_alignment(task: str, source: str, target: str) -> Alignment:
+def outside_training(task: str, source: str) -> str | None:
+    """Why the models of `task` never saw an input like `source` (None when they did): their
+    answer to it is a guess, however confident."""
+    return get_task(task).outside(source)
+
+
+def known_alignment(task: str, source: str, target: str, *, any_form: bool = False) -> Alignment:
     """For each character of `target`, the `(start, end)` span of `source` it comes from.
 
     None marks a target character that comes from no source character (the "-" of an ISO
@@ -170,4 +217,6 @@ def known_alignment(task: str, source: str, target: str) -> Alignment:
     for name, text in (("source", source), ("target", target)):
         if not isinstance(text, str):
             raise ValueError(f"`{name}` must be a string. Received: {describe(text)}.")
+    if any_form and spec.align_any is not None:
+        return spec.align_any(source, target)
     return spec.align(source, target)

@@ -23,7 +23,7 @@ from attnviz.ui.mode import Mode
 from attnviz.ui.modes import MODES, MODES_BY_NAME, find_mode
 from attnviz.ui.presenter import PRESENT, presenter_switch, presenting
 from attnviz.ui.start import draw_start
-from attnviz.ui.state import restore_texts_from_url, slot, store_texts_in_url
+from attnviz.ui.state import restore_texts_from_url, slot, store_texts_in_url, upgrade_old_links
 
 START = "start"  # the start page's name; it is the site's default page, at `/`
 OLD_MODE_FIELD = "mode"  # where links made before the pages had their own paths named the mode
@@ -128,6 +128,8 @@ def main() -> None:
         initial_sidebar_state="collapsed" if presenting() else "auto",
     )
     run_builds_models(False)  # until a mode that builds models runs
+    if not URL_RESTORED.get():
+        upgrade_old_links()
     restore_texts_from_url(URL_TEXTS, URL_RESTORED)
     pages = _pages()
     current = st.navigation(_sections(pages), position="top")

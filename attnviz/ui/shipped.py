@@ -15,7 +15,7 @@ from attnviz.core.settings import AttentionSettings
 from attnviz.core.ways import get_way
 from attnviz.inputs.problem import LearnedWeights
 from attnviz.learn.recipes import TRANSFORMER_RECIPES
-from attnviz.learn.tasks import get_task
+from attnviz.learn.tasks import TASKS, get_task, outside_training
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
 from attnviz.ui.state import Slot, slot, slot_family
@@ -28,6 +28,7 @@ TRAINED = {f"Trained on {task}": task for task in TRANSFORMER_RECIPES}  # label 
 SPACE = "␣"  # how a space is labelled on the axes
 TRACES_KEPT = 8  # traced texts a session keeps
 TEXTS = slot_family("learn_text", "")  # learn_text_<task>: the text to translate, per task
+TASK_TEXTS = tuple(TEXTS.of(task) for task in TASKS)  # every task's text (a page's URL texts)
 TRACES = slot("transformer_traces", None, kind=dict)  # (model id, text) -> (model, trace)
 
 
@@ -50,7 +51,15 @@ def task_text(task: str) -> str:
     spec = get_task(task)
     text = TEXTS.of(task)
     text.setdefault(spec.example[0])
-    return st.text_input(f"Your input ({spec.max_source_len} characters at most)", **text.widget())
+    typed = st.text_input(f"Your input ({spec.max_source_len} characters at most)", **text.widget())
+    why = outside_training(task, typed)
+    if why:
+        st.warning(
+            plain(f"The model never saw an input like this: {why}. Whatever it answers is a "
+                  "guess, however confident it looks."),
+            icon=":material/warning:",
+        )  # fmt: skip
+    return typed
 
 
 @st.cache_resource(max_entries=4, show_spinner="Loading the shipped Transformer…")

@@ -37,6 +37,7 @@ class Slot(Generic[T]):
     default: T  # the value before anything sets it
     url: bool = False  # the widget showing it is bound to the URL
     kind: type | tuple[type, ...] | None = None  # what `get` accepts; None: the default's type
+    url_aliases: tuple[tuple[str, str], ...] = ()  # (old URL value, today's): older links
 
     def get(self) -> T:
         """The value, or the default when unset or of the wrong type (a hand-edited link)."""
@@ -98,10 +99,18 @@ class SlotFamily(Generic[T]):
         ]
 
 
-def slot(key: str, default: T, *, url: bool = False, kind: Any = None) -> Slot[T]:
-    """Declare a slot (once per key in the whole app)."""
+def slot(
+    key: str,
+    default: T,
+    *,
+    url: bool = False,
+    kind: Any = None,
+    url_aliases: dict[str, str] | None = None,
+) -> Slot[T]:
+    """Declare a slot (once per key in the whole app); `url_aliases` maps values older links
+    carry to what the widget writes today."""
     _claim(key, _caller())
-    declared = Slot(key, default, url, kind)
+    declared = Slot(key, default, url, kind, tuple((url_aliases or {}).items()))
     _SLOTS[key] = declared
     return declared
 
@@ -137,6 +146,16 @@ def _claim(key: str, owner: str) -> None:
 def declared_keys() -> dict[str, Slot | SlotFamily]:
     """Every declared key and family prefix (for tests and the URL check)."""
     return {**_SLOTS, **_FAMILIES}
+
+
+def upgrade_old_links() -> None:
+    """Rewrite URL values that older links carry (a slot's `url_aliases`) to today's, before
+    any widget is bound to them (a session's first run)."""
+    for declared in _SLOTS.values():
+        value = st.query_params.get(declared.key)
+        new = dict(declared.url_aliases).get(value) if value is not None else None
+        if new is not None:
+            st.query_params[declared.key] = new
 
 
 def restore_texts_from_url(slots: Iterable[Slot[str]], restored: Slot[bool]) -> None:

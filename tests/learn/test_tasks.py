@@ -3,7 +3,14 @@
 import pytest
 
 import attnviz.learn
-from attnviz.learn.tasks import TASKS, draw_pairs, get_task, known_alignment, make_pairs
+from attnviz.learn.tasks import (
+    TASKS,
+    draw_pairs,
+    get_task,
+    known_alignment,
+    make_pairs,
+    outside_training,
+)
 
 
 def test_tasks_and_their_sizes():
@@ -69,3 +76,37 @@ def test_known_alignment_rejects_wrong_pairs():
         known_alignment("reverse", "abc", "abc")
     with pytest.raises(ValueError, match="`source` must be a string"):
         known_alignment("reverse", 123, "321")
+
+
+@pytest.mark.parametrize(
+    ("task", "text", "why"),
+    [
+        ("dates", "31 feb 2021", "not a real date between 1950 and 2049"),
+        ("dates", "1 jan 2100", "not a real date between 1950 and 2049"),
+        ("dates", "31 February 2021", "not written in one of the 12 formats"),
+        ("dates", "tomorrow", "not written in one of the 12 formats"),
+        ("dates", "22 Nov 2026", None),
+        ("reverse", "ab", "it has 2 characters; the model only saw 3 to 12"),
+        ("reverse", "attn42", None),
+        ("german_numbers", "tausend", "not a German number word from 1 to 999"),
+        ("german_numbers", "vierundzwanzig", None),
+    ],
+)
+def test_inputs_unlike_the_training_are_named(task, text, why):
+    found = outside_training(task, text)
+    assert (found is None) if why is None else why in found
+
+
+def test_every_task_lists_what_it_was_trained_on():
+    dates = get_task("dates").trained_on
+    assert len(dates) == 12 and dates[2] == "Sunday, 22 November 2026"
+    assert all(get_task(t).trained_on for t in TASKS)
+
+
+def test_a_date_outside_the_formats_still_aligns_when_it_shows_its_parts():
+    with pytest.raises(ValueError):
+        known_alignment("dates", "3 March 2021", "2021-03-03")  # not a trained format
+    spans = known_alignment("dates", "3 March 2021", "2021-03-03", any_form=True)
+    assert spans == ((8, 12),) * 4 + (None, (2, 7), (2, 7), None, (0, 1), (0, 1))
+    with pytest.raises(ValueError, match="does not show the day"):
+        known_alignment("dates", "March 2021", "2021-03-03", any_form=True)

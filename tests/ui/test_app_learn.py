@@ -226,3 +226,29 @@ def test_a_transformer_trained_in_the_session_survives_reruns_and_clear_session(
     snapshot = _trained_here(at, timeout=180)
     _translates_after_reruns(at, snapshot, keras)
     assert ui.chart(at, "Epoch 1: ")  # the probe after the last epoch
+
+
+def test_any_input_the_model_decodes_gets_an_alignment_score(transformer):
+    text = "3 March 2021"  # not a trained format, but decoded right and its parts are shown
+    at = _open(learn_arch="Transformer", learn_tview="Model view", learn_text_dates=text)
+    assert transformer.translate(text).output == "2021-03-03"
+    assert "No alignment score" not in ui.captions(at)
+    tables = [d.value for d in at.dataframe if "alignment score" in d.value.columns]
+    assert tables and tables[0]["alignment score"].notna().any()
+    assert any("not written in one of the 12 formats" in w.value for w in at.warning)
+    assert "Trained on" not in ui.captions(at)  # the formats are listed in an expander
+    assert at.expander[0].label == "What the models were trained on"
+
+
+def test_inputs_unlike_the_training_are_flagged_and_a_head_reopens_from_a_link(transformer):
+    at = _open(learn_arch="Transformer", learn_tview="Model view", learn_text_dates="tomorrow")
+    assert any("The model never saw an input like this" in w.value for w in at.warning)
+    at.text_input(key="learn_text_dates").set_value("22 Nov 2026").run()
+    assert not at.warning
+    at.button[-1].click().run()  # Open this head step by step in the explorer
+    ui.assert_ok(at)
+    origin = at.query_params["from"]
+    assert origin.startswith("head:dates:cross:") and origin.endswith(":22 Nov 2026")
+    shared = ui.new_session("matrices", **{"from": origin})
+    ui.assert_ok(shared)
+    assert at.text_area(key="q_text").value == shared.text_area(key="q_text").value

@@ -19,7 +19,7 @@ from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
-from attnviz.ui.shipped import char_labels, shipped_trace, weights_choice
+from attnviz.ui.shipped import TASK_TEXTS, char_labels, shipped_trace, weights_choice
 from attnviz.ui.sidebar import seed_control
 from attnviz.ui.state import slot
 
@@ -184,6 +184,7 @@ MODE = Mode(
     intro="The Transformer decoder of the Keras tutorial: N stacked decoder layers, with every "
     "layer's self- and cross-attention per head, random or trained.",
     draw=draw,
+    url_texts=TASK_TEXTS,
     old_names=("Decoder",),
     builds_models=True,
 )

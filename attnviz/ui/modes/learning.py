@@ -35,6 +35,7 @@ from attnviz.ui.mode import Mode
 from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
 from attnviz.ui.shipped import (
+    TASK_TEXTS,
     char_labels,
     shipped_seq2seq,
     shipped_transformer,
@@ -51,7 +52,9 @@ ARCHITECTURES = ("GRU + attention", "Transformer")  # Seq2SeqAttention, Transfor
 MODEL_SOURCES = ("Shipped", "Train")  # a shipped checkpoint, or one trained here
 LEARN_VIEWS = ("Translate", "Compare scores", "One step in the explorer")
 TRANSFORMER_VIEWS = ("Translate", "Model view")
-TASK = slot("task", TASKS[0], url=True)
+TASK = slot(  # the URL holds the task's title, as the control shows it; older links its name
+    "task", TASKS[0], url=True, url_aliases={name: get_task(name).title for name in TASKS}
+)
 ARCHITECTURE = slot("learn_arch", ARCHITECTURES[0], url=True)
 SOURCE = slot("learn_model", MODEL_SOURCES[0], url=True)  # shipped or trained here
 SCALE = slot("learn_scale", NetworkConfig().scale, url=True)  # the GRU model's √D scaling
@@ -64,6 +67,11 @@ STEP = slot("learn_step", 0)  # the decoder step opened in the explorer
 RUNS = slot("learn_runs", None, kind=dict)  # (task, model, seed...) -> this session's run
 PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
 PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
+
+
+def epochs_in_words(n: int) -> str:
+    """ "1 epoch", "3 epochs"."""
+    return f"{n} epoch" if n == 1 else f"{n} epochs"
 
 
 def _settings_controls(transformer: bool) -> AttentionSettings:
@@ -143,9 +151,18 @@ def draw() -> None:
 
 
 def _task_picker() -> str:
-    task = st.segmented_control("Task", TASKS, default=TASKS[0], required=True, **TASK.widget())
+    task = st.segmented_control(
+        "Task",
+        TASKS,
+        default=TASKS[0],
+        required=True,
+        format_func=lambda name: get_task(name).title,
+        **TASK.widget(),
+    )
     spec = get_task(task)
     st.caption(f"**{spec.title}.** {spec.description}")
+    with st.expander("What the models were trained on"):
+        st.markdown("\n".join(f"- {plain(example)}" for example in spec.trained_on))
     pairs = make_pairs(task, 5, seed=0)
     st.dataframe(
         {"input": [s for s, _ in pairs], "output": [t for _, t in pairs]},
@@ -207,7 +224,8 @@ def _model_summary(model) -> None:
     )
     st.caption(
         f"{kind} · {s.parameters:,} parameters · "
-        f"trained {s.epochs_run} epochs in {s.train_seconds:.0f} s on {s.n_pairs:,} pairs "
+        f"trained {epochs_in_words(s.epochs_run)} in {s.train_seconds:.0f} s "
+        f"on {s.n_pairs:,} pairs "
         f"(seed {s.seed}) · validation: {100 * s.val_char_accuracy:.2f} % characters, "
         f"{100 * s.val_exact_match:.2f} % exact, alignment score {s.val_alignment:.3f}"
     )
@@ -248,7 +266,8 @@ def _training_panel(task: str, settings: AttentionSettings, transformer: bool = 
             run = _start(task, settings, transformer, epochs, n_pairs)
             runs[key] = run
     st.caption(
-        f"Trains on {n_pairs:,} pairs drawn from seed {settings.seed}, at most {epochs} epochs or "
+        f"Trains on {n_pairs:,} pairs drawn from seed {settings.seed}, at most "
+        f"{epochs_in_words(epochs)} or "
         f"{limits.APP_TIME_LIMIT:.0f} s; the epoch with the best validation accuracy is kept. "
         "One run at a time per session; the model stays in your session only."
     )
@@ -293,8 +312,8 @@ def _draw_progress(run: TrainingRun, snapshot: RunSnapshot) -> None:
     words = {
         "waiting": "Waiting for another session's training to finish…",
         "training": f"Training: epoch {done} of {snapshot.epochs} done ({snapshot.seconds:.0f} s)",
-        "done": f"Trained {done} epochs in {snapshot.seconds:.0f} s.",
-        "stopped": f"Stopped after {done} epochs; the best epoch is kept.",
+        "done": f"Trained {epochs_in_words(done)} in {snapshot.seconds:.0f} s.",
+        "stopped": f"Stopped after {epochs_in_words(done)}; the best epoch is kept.",
         "failed": f"Training failed: {snapshot.error}",
     }[snapshot.state]
     if snapshot.state == "failed":
@@ -482,6 +501,7 @@ MODE = Mode(
     "Transformer, trained on a small task. Open a shipped model or train one and watch its "
     "attention align; look at every head of the Transformer in the model view.",
     draw=draw,
+    url_texts=TASK_TEXTS,
     old_names=("Learn",),
     prepare=prepare,
 )

@@ -25,7 +25,7 @@ from attnviz.ui.loading import back_end
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
-from attnviz.ui.shipped import char_labels, shipped_trace, weights_choice
+from attnviz.ui.shipped import TASK_TEXTS, char_labels, shipped_trace, weights_choice
 from attnviz.ui.state import slot
 
 WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, or a shipped Transformer's
@@ -214,7 +214,7 @@ MODE = Mode(
     "average, and the concatenation through W_O, with random weights or the weights of a "
     "trained Transformer.",
     draw=draw,
-    url_texts=(SOURCE, TARGET),
+    url_texts=(SOURCE, TARGET, *TASK_TEXTS),
     old_names=("Multi-head",),
     builds_models=True,
     prepare=prepare,
