@@ -46,6 +46,21 @@ def side_of(encoded: EncodedSentences, b: int, name: str, makes: tuple[str, ...]
     )
 
 
+def head_side(
+    encoded: EncodedSentences, b: int, name: str, makes: tuple[str, ...], result, head: int
+) -> Side:
+    """Item `b` of `encoded` as a side of one head of a `MultiHeadResult`: its W_Q, W_K, W_V
+    are the head's slices (with grouped K/V heads, those of the K/V head it shares)."""
+    side = side_of(encoded, b, name, ())
+    group = head if result.kv_head_of is None else int(result.kv_head_of[head])
+    slices = {"Q": ("W_Q", head, result.query_heads), "K": ("W_K", group, result.key_heads),
+              "V": ("W_V", group, result.value_heads)}  # fmt: skip
+    params = {slices[m][0]: np.asarray(result.params[slices[m][0]][slices[m][1]]) for m in makes}
+    outputs = {m: np.asarray(slices[m][2][b, head]) for m in makes}  # (T, Dk) or (S, Dv)
+    return Side(side.name, side.tokens, side.embeddings, side.positional, side.inputs, params,
+                outputs)  # fmt: skip
+
+
 def side_figures(side: Side) -> dict[str, object]:
     """The figures of one side, in the order they are computed: embeddings, positions, X, then
     each W and the matrix it makes."""

@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.drawing import figures
+from attnviz.drawing.construction import Side, side_figures
 from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -61,3 +62,14 @@ def head_grid(weights: np.ndarray, mask: np.ndarray, rows, cols, title: str, key
                     ),
                     key=f"{key}-{head}",
                 )
+
+
+def made_from_tokens(side: Side, key: str) -> None:
+    """How one side's tokens became Q, K, V: embeddings, positions, X; the W's; Q, K, V."""
+    st.markdown(f"**{side.name}**")
+    figs = side_figures(side)
+    for names in (("embeddings", "positional", "inputs"), ("W_Q", "W_K", "W_V"), ("Q", "K", "V")):
+        shown = [name for name in names if name in figs]
+        for column, name in zip(st.columns(3), shown, strict=False):
+            with column:
+                chart(figs[name], f"{key}-{name.lower().replace('_', '')}", key=f"{key}-{name}")

@@ -17,7 +17,7 @@ from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, row_stats
 from attnviz.drawing import figures
-from attnviz.drawing.construction import projection_text, side_figures, side_of
+from attnviz.drawing.construction import projection_text, side_of
 from attnviz.drawing.export import matrix_to_csv, result_to_json
 from attnviz.drawing.stages import (
     BLOCKED_LABELS,
@@ -28,7 +28,7 @@ from attnviz.drawing.stages import (
     stage_tex,
 )
 from attnviz.inputs.problem import Problem
-from attnviz.ui.charts import chart, line_view
+from attnviz.ui.charts import chart, line_view, made_from_tokens
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
 from attnviz.ui.presenter import presenting
@@ -203,14 +203,8 @@ def qkv_view(problem: Problem) -> None:
         "learned in a trained model), the positional encoding is added so that the order "
         "counts, and three weight matrices project the result to its query, key and value."
     )
-    for side in sides:
-        st.markdown(f"**{side.name}**")
-        figs = side_figures(side)
-        for names in (("embeddings", "positional", "inputs"), ("W_Q", "W_K", "W_V"), "QKV"):
-            shown = [n for n in names if n in figs]
-            for column, name in zip(st.columns(3), shown, strict=False):
-                with column:
-                    chart(figs[name], name.lower().replace("_", ""))
+    for n, side in enumerate(sides):
+        made_from_tokens(side, f"made-{n}")
     _projection_cell(sides)
 
 

@@ -748,3 +748,51 @@ def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypa
     ui.open_mode(at, "Multi-head")
     ui.assert_ok(at)
     assert cleared == [{"free_memory": True}]  # layers were built: Keras's clear runs
+
+
+# --------------------------------------------------------------------------- how Q, K, V are made
+
+
+def test_sentences_show_how_q_k_v_are_made(at):
+    from attnviz.inputs.text import encode_sentences
+
+    ui.open_mode(at, "sentences")
+    at.text_area(key="sentences").input("the cat saw the dog").run()
+    ui.open_view(at, "Q, K, V")
+    enc = encode_sentences("the cat saw the dog", d_model=16, d_k=8, seed=0)
+    np.testing.assert_allclose(ui.values(at, "Token embeddings"), enc.embeddings[0], atol=1e-6)
+    np.testing.assert_allclose(ui.values(at, "= X, the inputs"), enc.inputs[0], atol=1e-6)
+    np.testing.assert_allclose(ui.values(at, "W_K"), enc.params["W_K"], atol=1e-6)
+    q = ui.values(at, "Q = X · W_Q")
+    np.testing.assert_allclose(q, enc.inputs[0] @ enc.params["W_Q"], atol=1e-5)  # float64 here
+    at.radio(key="qkv_matrix").set_value("V").run()
+    at.number_input(key="qkv_i").set_value(3).run()
+    text = at.code[0].value
+    assert text.startswith("V[3, 0]: token 3 (the), feature 0")
+    assert f"= {enc.value[0, 3, 0]:.6g}" in text
+    at.toggle(key="pos").set_value(False).run()  # the two "the" rows are now the same
+    q = ui.values(at, "Q = X · W_Q")
+    np.testing.assert_allclose(q[0], q[3], atol=1e-6)
+
+
+def test_cross_sentences_make_q_from_the_target_and_k_v_from_the_source(at):
+    ui.open_mode(at, "cross")
+    ui.open_view(at, "Q, K, V")
+    assert [m.value for m in at.markdown if m.value.startswith("**The")] == [
+        "**The target's tokens make the queries**",
+        "**The source's tokens make the keys and values**",
+    ]
+    assert ui.chart(at, "Q = X · W_Q") and ui.chart(at, "K = X · W_K")
+
+
+def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
+    from attnviz.inputs.text import encode_sentences
+    from attnviz.transformer.way_attention import compute_way
+
+    at = ui.new_session("multihead", way="bidirectional", mh_head="2")
+    ui.assert_ok(at)
+    enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=0)
+    result = compute_way("bidirectional", enc.inputs, None, num_heads=4,
+                         source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip
+    np.testing.assert_allclose(ui.values(at, "W_Q"), result.params["W_Q"][2], atol=1e-6)
+    np.testing.assert_allclose(ui.values(at, "Q = X · W_Q"), result.query_heads[0, 2], atol=1e-5)

@@ -10,9 +10,10 @@ import streamlit as st
 from attnviz.core import limits
 from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
+from attnviz.drawing.construction import head_side
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
-from attnviz.ui.charts import head_grid, line_view
+from attnviz.ui.charts import head_grid, line_view, made_from_tokens
 from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
@@ -101,7 +102,8 @@ def _random_way(way: str, seed_settings) -> None:
     b = sequence_selector(result.weights.shape[0], "sentence")
     rows = sides[chosen.queries_from].tokens[b]
     cols = sides[chosen.keys_from].tokens[b]
-    heads_view(result, b, rows, cols)
+    made_from = {"Q": sides[chosen.queries_from], "K": sides[chosen.keys_from]}
+    heads_view(result, b, rows, cols, made_from)
 
 
 def _trained_way(task: str, way: str) -> None:
@@ -126,8 +128,10 @@ def _trained_way(task: str, way: str) -> None:
     heads_view(trace.results[(way, min(layer, layers - 1))], 0, rows, cols)
 
 
-def heads_view(result, b: int, rows, cols) -> None:
-    """Every head of one multi-head result's item `b`, one enlarged, the average, W_O."""
+def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> None:
+    """Every head of one multi-head result's item `b`, one enlarged, the average, W_O; with
+    `made_from` ("Q": the queries' `EncodedSentences`, "K": the keys and values'), how the
+    enlarged head's Q, K and V are made from the tokens."""
     h = result.num_heads
     scaling = f"scores × 1/√{result.d_k}" if result.settings.scale else "no scaling"
     st.caption(
@@ -147,6 +151,8 @@ def heads_view(result, b: int, rows, cols) -> None:
         )
     with right:
         line_view(result.weights[b, head], rows, cols)
+    if made_from is not None:
+        _head_made_from(result, b, head, made_from)
     left, right = st.columns(2)
     with left:
         st.plotly_chart(
@@ -187,6 +193,26 @@ def prepare(weights: str, way: str, heads: int | None = None) -> None:
     HEADS.set(HEADS.default if heads is None else heads)
     D_MODEL.set(D_MODEL.default)
     HEAD.set(0)
+
+
+def _head_made_from(result, b: int, head: int, made_from: dict) -> None:
+    """How head `head`'s Q, K and V are made: the tokens' X times its slices of W_Q, W_K, W_V."""
+    with st.expander(f"How head {head}'s Q, K and V are made from the tokens"):
+        st.caption(
+            "Each head has its own W_Q, W_K and W_V (here d_model × Dk, drawn from the seed): "
+            "the same inputs X, projected differently, so each head can look for something "
+            "else."
+        )
+        if made_from["Q"] is made_from["K"]:
+            sides = [head_side(made_from["Q"], b, "The tokens", ("Q", "K", "V"), result, head)]
+        else:
+            sides = [
+                head_side(made_from["Q"], b, "The target makes the queries", ("Q",), result, head),
+                head_side(made_from["K"], b, "The source makes the keys and values", ("K", "V"),
+                          result, head),
+            ]  # fmt: skip
+        for n, side in enumerate(sides):
+            made_from_tokens(side, f"head-made-{n}")
 
 
 def draw() -> None:
