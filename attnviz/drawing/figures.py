@@ -468,6 +468,11 @@ def _base_layout(title: str, n_rows: int) -> dict[str, Any]:
     )
 
 
+def heatmap_height(n_rows: int) -> int:
+    """A heatmap's height in pixels for `n_rows` rows (and a one-line title)."""
+    return _height(n_rows)
+
+
 def _height(n_rows: int) -> int:
     """Figure height in pixels: grows with the rows, from 300 to 900."""
     return int(min(900, max(300, 160 + 28 * n_rows)))

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from attnviz.drawing.figures import heatmap_height
+
 MAX_LINE_TOKENS = 64  # most queries or keys the line view draws
 MIN_WEIGHT = 0.01  # weights below this get no line
 ROW_HEIGHT = 22  # pixels per token row
@@ -81,7 +83,7 @@ def line_view_data(
         "rows": [f"{label} ·{i}" for i, label in enumerate(row_labels)],
         "cols": [f"{j}· {label}" for j, label in enumerate(col_labels)],
         "lines": lines,
-        "rowH": ROW_HEIGHT,
+        "rowH": row_height(t, s),
         "note": "Queries (left) → keys (right). Line opacity = weight. Hover a token to see "
         "only its lines.",
     }
@@ -105,6 +107,13 @@ def line_view_html(
     )
 
 
+def row_height(t: int, s: int) -> float:
+    """Pixels between two token rows: at least `ROW_HEIGHT`, more for few tokens, so the view
+    is as tall as a heatmap of the same rows."""
+    n = max(t, s)
+    return max(ROW_HEIGHT, (heatmap_height(n) - 40) / n)
+
+
 def line_view_height(t: int, s: int) -> int:
     """Pixel height of the iframe that holds the view."""
-    return 40 + ROW_HEIGHT * max(t, s)
+    return int(40 + row_height(t, s) * max(t, s))

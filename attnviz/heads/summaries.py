@@ -39,6 +39,14 @@ SUMMARY_LABELS = {  # summary field -> a short label for tables and plots
     "first": "weight on the first token (j = 0)",
     "alignment": "alignment score",
 }
+SUMMARY_SHORT = {  # summary field -> one word, for a table's narrow column
+    "entropy_bits": "entropy",
+    "mean_distance": "distance",
+    "diagonal": "diagonal",
+    "previous": "previous",
+    "first": "first",
+    "alignment": "alignment",
+}
 SUMMARY_FIELDS = tuple(SUMMARY_LABELS)
 
 Span = tuple[int, int] | None  # a query row's known source span [start, end), or None

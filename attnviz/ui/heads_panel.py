@@ -19,7 +19,13 @@ from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import CELL_MIN, GAP, head_map, model_view
 from attnviz.heads.rollout import ROLLOUT_TEX, attention_rollout
-from attnviz.heads.summaries import SUMMARY_LABELS, head_summaries, summary_table, top_heads
+from attnviz.heads.summaries import (
+    SUMMARY_LABELS,
+    SUMMARY_SHORT,
+    head_summaries,
+    summary_table,
+    top_heads,
+)
 from attnviz.learn.tasks import known_alignment
 from attnviz.ui.charts import line_view
 from attnviz.ui.modes.matrices import open_in_explorer
@@ -189,12 +195,21 @@ def _summary_table(summaries, field: str, descending: bool) -> None:
                        -(getattr(s, field) or 0) if descending else (getattr(s, field) or 0)),
     )  # fmt: skip
     columns = {"layer": [s.layer for s in ordered], "head": [s.head for s in ordered]}
+    config = {}  # one word a column, the whole name in its help: the table fits its column
     for name, label in SUMMARY_LABELS.items():
         values = [getattr(s, name) for s in ordered]
         if all(v is None for v in values):
             continue
-        columns[label] = [None if v is None or np.isnan(v) else round(float(v), 3) for v in values]
-    st.dataframe(columns, hide_index=True, height=min(400, 38 + 35 * len(ordered)))
+        short = SUMMARY_SHORT[name]
+        columns[short] = [None if v is None or np.isnan(v) else float(v) for v in values]
+        config[short] = st.column_config.NumberColumn(short, help=label, format="%.2f")
+    st.dataframe(
+        columns,
+        hide_index=True,
+        column_config=config,
+        height=min(400, 38 + 35 * len(ordered)),
+        width="stretch",
+    )
 
 
 def _rollouts(view: HeadsView) -> None:

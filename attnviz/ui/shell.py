@@ -33,12 +33,21 @@ URL_TEXTS = tuple(dict.fromkeys(text for mode in MODES for text in mode.url_text
 INTRO = "See attention, step by step: build it by hand, then look inside trained models."
 
 
-def _page_frame(draw: Callable[[], None], intro: str, mode: Mode | None = None) -> None:
-    """Everything a page shares: the title and its introduction, the presenter switch, the
-    error boundary, the typed inputs in the URL; `draw` draws the page itself."""
+def _page_frame(
+    draw: Callable[[], None], intro: str, pages: dict[str, st.Page], mode: Mode | None = None
+) -> None:
+    """Everything a page shares: the title and its introduction, every page a tap away (a phone
+    folds the navigation into the sidebar), the presenter switch, the error boundary, the typed
+    inputs in the URL; `draw` draws the page itself."""
     run_builds_models(mode is not None and mode.builds_models)
-    title, switch = st.columns([5, 1], vertical_alignment="bottom")
+    title, menu, switch = st.columns([4, 1, 1], vertical_alignment="bottom")
     title.title("attnviz")
+    with menu.popover("Pages", icon=":material/menu:"):
+        for section, listed in _sections(pages).items():
+            if section:
+                st.caption(section)
+            for page in listed:
+                st.page_link(page)
     with switch:
         presenter_switch()
     st.caption(intro)
@@ -53,20 +62,20 @@ def _page_frame(draw: Callable[[], None], intro: str, mode: Mode | None = None) 
     store_texts_in_url(mode.url_texts if mode else (), URL_TEXTS)
 
 
-def _run_mode(mode: Mode) -> None:
+def _run_mode(mode: Mode, pages: dict[str, st.Page]) -> None:
     lesson_page.forget_prepared()  # a lesson opened later prepares its page again
-    _page_frame(mode.draw, mode.intro, mode)
+    _page_frame(mode.draw, mode.intro, pages, mode)
 
 
 def _run_lesson(lesson: Lesson, pages: dict[str, st.Page]) -> None:
     mode = MODES_BY_NAME[lesson.mode]
     intro = f"Lesson {lesson.number} of {len(LESSONS)}, on the {mode.label} page."
-    _page_frame(partial(lesson_page.draw_lesson, lesson, mode, pages), intro, mode)
+    _page_frame(partial(lesson_page.draw_lesson, lesson, mode, pages), intro, pages, mode)
 
 
 def _run_start(pages: dict[str, st.Page]) -> None:
     lesson_page.forget_prepared()
-    _page_frame(partial(draw_start, pages, MODES), INTRO)
+    _page_frame(partial(draw_start, pages, MODES), INTRO, pages)
 
 
 def _pages() -> dict[str, st.Page]:
@@ -85,7 +94,7 @@ def _pages() -> dict[str, st.Page]:
         )
     for mode in MODES:
         pages[mode.name] = st.Page(
-            partial(_run_mode, mode), title=mode.label, icon=mode.icon, url_path=mode.name
+            partial(_run_mode, mode, pages), title=mode.label, icon=mode.icon, url_path=mode.name
         )
     return pages
 

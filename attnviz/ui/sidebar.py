@@ -29,6 +29,7 @@ SEED = slot("seed", DEFAULTS.seed, url=True)
 SETTABLE = {  # what `apply_settings` may set: a preset's "settings" keys
     s.key: s for s in (SCORE, SCALE, CAUSAL, PADDING, WINDOW_ON, WINDOW, MASK_VALUE)
 }
+SIDEBAR_TEX_CHARS = 60  # TeX longer than this (the concat score) is broken over two lines
 MASK_VALUE_CAPTIONS = {
     "-inf": "exact: a row with no allowed key gets zeros",
     "-1e9": "added in float32, as in the Keras tutorials",
@@ -74,6 +75,14 @@ def changed_settings(values: dict[str, object]) -> dict[str, str]:
     }
 
 
+def _fit_sidebar(tex: str) -> str:
+    """A formula broken after its "=" when it is too long for the sidebar on one line."""
+    left, equals, right = tex.partition(" = ")
+    if len(tex) <= SIDEBAR_TEX_CHARS or not equals:
+        return tex
+    return rf"\begin{{aligned}}&{left} = \\ &\quad {right}\end{{aligned}}"
+
+
 def score_control() -> str:
     """The score function, with its formula."""
     side = st.sidebar
@@ -84,7 +93,7 @@ def score_control() -> str:
         captions=[SCORE_KINDS_BY_NAME[kind].caption for kind in SCORE_KINDS],
         **SCORE.widget(),
     )
-    side.latex(SCORE_KINDS_BY_NAME[score].pair_tex)
+    side.latex(_fit_sidebar(SCORE_KINDS_BY_NAME[score].pair_tex))
     return score
 
 

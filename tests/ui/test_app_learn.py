@@ -182,7 +182,7 @@ def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(tra
     maps = [s for s in ui.specs(at) if s["data"][0].get("marker", {}).get("symbol") == "square"]
     assert len(maps) == 3 and all(ui.decode(m["data"][0]["x"]).size == 8 for m in maps)
     tables = [d.value for d in at.dataframe]
-    assert any("alignment score" in table.columns for table in tables)
+    assert any("alignment" in table.columns for table in tables)
     # the enlarged head starts as the best-aligned cross head, and its weights are the trace's
     from attnviz.heads.summaries import head_summaries, top_heads
     from attnviz.learn.tasks import known_alignment
@@ -200,8 +200,8 @@ def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(tra
     np.testing.assert_allclose(np.nan_to_num(blocked, nan=0), t.decoder_self[1, 2], atol=1e-6)
     assert np.isnan(blocked[np.triu_indices(11, 1)]).all()  # the future: drawn as masked
     at.selectbox(key="mv_by").set_value("alignment").run()  # sort by alignment, best first
-    cross_table = next(d.value for d in at.dataframe if "alignment score" in d.value.columns)
-    scores = list(cross_table["alignment score"])
+    cross_table = next(d.value for d in at.dataframe if "alignment" in d.value.columns)
+    scores = list(cross_table["alignment"])
     assert scores == sorted(scores, reverse=True)
 
 
@@ -233,8 +233,8 @@ def test_any_input_the_model_decodes_gets_an_alignment_score(transformer):
     at = _open(learn_arch="Transformer", learn_tview="Model view", learn_text_dates=text)
     assert transformer.translate(text).output == "2021-03-03"
     assert "No alignment score" not in ui.captions(at)
-    tables = [d.value for d in at.dataframe if "alignment score" in d.value.columns]
-    assert tables and tables[0]["alignment score"].notna().any()
+    tables = [d.value for d in at.dataframe if "alignment" in d.value.columns]
+    assert tables and tables[0]["alignment"].notna().any()
     assert any("not written in one of the 12 formats" in w.value for w in at.warning)
     assert "Trained on" not in ui.captions(at)  # the formats are listed in an expander
     assert at.expander[0].label == "What the models were trained on"
