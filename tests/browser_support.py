@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -24,19 +22,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "bench") not in sys.path:
-    sys.path.append(str(ROOT / "bench"))
-from pages import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one home: the benchmark's browser)
+from deploy import chromium, servers
 
-NO_CHROMIUM = (
-    "Chromium not found: install Debian's chromium (`apt-get install chromium`) to run the "
-    "browser tests"
-)
-NO_PLAYWRIGHT = (
-    "Playwright not importable: install the `playwright` Python package "
-    "(`pip install -r requirements-dev.txt`; never `playwright install`) to run the browser tests"
-)
 REQUIRE_ENV = "ATTNVIZ_REQUIRE_BROWSER"
 WAIT_SECONDS = 30  # most time any rerun may take
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -64,36 +51,25 @@ _CHART_TITLES = (
 )
 
 
-def browser_missing() -> str | None:
-    """Why the browser tests cannot run here, or None if they can."""
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        return NO_CHROMIUM
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return NO_PLAYWRIGHT
-    return None
-
-
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    """Debian's Chromium; skips (or, under ATTNVIZ_REQUIRE_BROWSER=1, fails) without it."""
-    reason = browser_missing()
+    """Debian's Chromium (`deploy.chromium`); skips (or, under ATTNVIZ_REQUIRE_BROWSER=1,
+    fails) without it or without Playwright."""
+    reason = chromium.browser_missing()
     if reason is None:
-        return CHROMIUM if os.path.exists(CHROMIUM) else str(shutil.which("chromium"))
+        return str(chromium.chromium_path())
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{reason} ({REQUIRE_ENV}=1: browser tests must run)", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(f"{reason} to run the browser tests")
 
 
 @pytest.fixture(scope="session")
 def app_url(chromium_path: str) -> Iterator[str]:
     """Base URL of a Streamlit server running `app.py`, stopped at the end of the session.
 
-    Started as the benchmark starts it (`bench/servers.py`: the same command, health check and
-    clean-up at exit); a server that does not come up fails the tests with its log's end."""
-    import servers  # bench/servers.py: imported here, it registers its stop-at-exit handlers
-
+    Started as the benchmark and `deploy.run` start it (`deploy.servers`: the same command,
+    health check and clean-up at exit); a server that does not come up fails the tests with its
+    log's end."""
     server = servers.launch("attnviz")
     try:
         yield server.url
@@ -107,11 +83,13 @@ def browser(chromium_path: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(
+            executable_path=chromium_path, args=chromium.CHROMIUM_ARGS
+        )
         try:
-            yield chromium
+            yield launched
         finally:
-            chromium.close()
+            launched.close()
 
 
 def poll(read: Callable[[], Any], what: str, timeout: float = WAIT_SECONDS) -> Any:

@@ -1,7 +1,7 @@
 """attnviz behind nginx (deploy/): sessions spread over the replicas, stick to them, keep apart,
 and come back from the other replica when theirs dies.
 
-Two replicas and nginx are started as `deploy/run.py` starts them (`deploy/cluster.py`). Four
+Two replicas and nginx are started as `python -m deploy.run` starts them (`deploy.cluster`). Four
 users open the app through nginx in their own browser contexts, each with its own seed and mask;
 then replica r1 is killed (SIGKILL, like a crash). Its users' pages must reconnect through nginx
 to r2 by themselves within seconds: the page stays, and its next click is answered by r2 from
@@ -15,19 +15,18 @@ ATTNVIZ_REQUIRE_BROWSER=1 or CI=true, where that is a failure.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from browser_support import REQUIRE_ENV, VIEWPORT, App, close, poll
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-HEADER = "x-attnviz-replica"  # deploy/nginx_config.py's HEADER, as Playwright spells headers
+from deploy import cluster
+
+HEADER = "x-attnviz-replica"  # deploy.nginx_config's HEADER, as Playwright spells headers
 
 pytestmark = pytest.mark.browser
 
@@ -77,11 +76,7 @@ class User:
 
 @pytest.fixture(scope="module")
 def nginx_cluster(chromium_path: str) -> Iterator[Any]:
-    """Two attnviz replicas behind nginx (a `deploy/cluster.py` Cluster), stopped at the end."""
-    if str(DEPLOY) not in sys.path:
-        sys.path.append(str(DEPLOY))  # imported here: it starts a log folder and signal handler
-    import cluster
-
+    """Two attnviz replicas behind nginx (a `deploy.cluster` Cluster), stopped at the end."""
     assert cluster.HEADER.lower() == HEADER
     reason = cluster.nginx_missing()
     if reason:
