@@ -14,17 +14,15 @@ import logging
 import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 import streamlit as st
 
-from attnviz.inputs.presets import load_presets
+from attnviz.inputs.presets import shipped_presets
 from attnviz.ui.controls import mode_selector, sidebar_controls
 from attnviz.ui.inputs import cross_panel, matrix_panel, sentence_panel, start_session
 from attnviz.ui.state import restore_texts_from_url, store_texts_in_url
 from attnviz.ui.warmup import page_drawn
 
-PRESETS_DIR = Path(__file__).resolve().parents[2] / "assets" / "presets"
 MODE_TEXTS = {
     "matrices": ("q_text", "k_text", "v_text"),
     "sentences": ("sentences",),
@@ -53,7 +51,7 @@ INTROS = {
 @st.cache_resource
 def presets() -> dict:
     """The preset files, read once per server."""
-    return load_presets(PRESETS_DIR)
+    return shipped_presets()
 
 
 @st.cache_resource

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import app_support as ui
 import numpy as np
@@ -25,7 +24,9 @@ from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-NUMPY_LAB = {  # assets/presets/01_numpy_lab.json, the app's first-visit matrices
+from attnviz.inputs.presets import shipped_presets
+
+NUMPY_LAB = {  # attnviz/inputs/preset_files/01_numpy_lab.json, the app's first-visit matrices
     "q": [[1, 0, 0], [0, 1, 0]],
     "k": [[1, 2, 3], [4, 5, 6]],
     "v": [[0, 1, 0], [1, 0, 1]],
@@ -40,7 +41,7 @@ TITLES = (  # always all six stages, so the layout stays put as controls change
     "Attention weights",
     "Output (context vectors)",
 )
-PRESETS = sorted(p.stem for p in (Path(APP).parents[2] / "assets" / "presets").glob("*.json"))
+PRESETS = sorted(shipped_presets())
 TWO_SENTENCES = "The cat sat on the mat .\nIt slept ."  # 7 and 3 tokens
 
 
