@@ -5,8 +5,7 @@ The one launcher of the scripts and tests that run servers: the replicas of `dep
 `python -m bench.screenshots`. Every server started here is registered and stopped at exit, on
 Ctrl-C and on SIGTERM, so a failed or interrupted run leaves nothing behind; the log folder and
 those handlers are set up by the first server started, not on import. The benchmark's floor apps
-run with the same server settings as attnviz (read from the repository's
-`.streamlit/config.toml`).
+run with the same server settings as attnviz (`attnviz.ui.server_config`).
 """
 
 from __future__ import annotations
@@ -20,11 +19,12 @@ import sys
 import tempfile
 import threading
 import time
-import tomllib
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from attnviz.ui import server_config
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 START_SECONDS = 120  # most time a server may take to answer its health check
@@ -99,17 +99,6 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def config_flags(path: Path = ROOT / ".streamlit" / "config.toml") -> list[str]:
-    """attnviz's Streamlit settings as command-line flags, to give the floor app the same ones."""
-    config = tomllib.loads(path.read_text(encoding="utf-8"))
-    flags = []
-    for section, options in config.items():
-        for option, value in options.items():
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            flags += [f"--{section}.{option}", text]
-    return flags
-
-
 SCRIPTS = {  # server name -> (script, folder it runs from)
     "attnviz": ("app.py", ROOT),
     "floor": ("floor_app.py", ROOT / "bench"),  # the benchmark's baselines
@@ -126,8 +115,8 @@ def start(name: str, port: int | None = None, env: dict[str, str] | None = None)
     script, cwd = SCRIPTS[name]
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
-    if name != "attnviz":
-        command += config_flags()
+    if name != "attnviz":  # attnviz reads them from .streamlit/config.toml, as a user's run does
+        command += server_config.flags()
     env = {"TF_CPP_MIN_LOG_LEVEL": "2", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0", **(env or {})}
     return spawn(name, command, cwd, f"http://127.0.0.1:{port}", env)
 
