@@ -24,6 +24,7 @@ COMBOS = [
 ]
 
 
+@pytest.mark.slow  # nine models, 300 pairs each
 @pytest.mark.parametrize(("task", "score"), COMBOS, ids=[f"{t}-{s}" for t, s in COMBOS])
 def test_shipped_checkpoints_translate_and_align_fresh_pairs(task, score):
     weights = pretrained.checkpoint_path(task, score)
@@ -84,6 +85,7 @@ def test_alignment_score_is_in_range_for_a_shipped_model():
     assert 0.9 <= score <= 1.0
 
 
+@pytest.mark.slow  # 1,000 pairs each
 @pytest.mark.parametrize("task", ["dates", "reverse"])
 def test_shipped_transformers_translate_fresh_pairs_and_a_cross_head_aligns(task):
     weights = pretrained.checkpoint_path(task, "transformer")

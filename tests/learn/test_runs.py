@@ -1,6 +1,8 @@
 """Tests for learn/runs.py: training in a background thread, watched and stopped from outside."""
 
-import time
+import threading
+
+import pytest
 
 from attnviz.learn import runs
 from attnviz.learn.runs import TrainingRun
@@ -8,6 +10,7 @@ from attnviz.learn.runs import TrainingRun
 TINY = dict(task="reverse", n_pairs=200, val_pairs=50, units=8, embed_dim=8, attention_units=8)
 
 
+@pytest.mark.slow  # trains
 def test_a_run_reports_every_epoch_and_ends_with_its_model():
     run = TrainingRun.start(**TINY, epochs=2, seed=3)
     snapshot = run.join(timeout=120)
@@ -18,6 +21,7 @@ def test_a_run_reports_every_epoch_and_ends_with_its_model():
     assert not runs.training_active()
 
 
+@pytest.mark.slow  # trains
 def test_a_transformer_run_trains_the_transformer():
     small = dict(task="reverse", n_pairs=200, val_pairs=20, layers=1, heads=2, d_model=8, d_ff=8)
     run = TrainingRun.start(transformer=True, **small, epochs=1, seed=3)
@@ -27,12 +31,25 @@ def test_a_transformer_run_trains_the_transformer():
     assert snapshot.model.translate("abc").cross.shape[:2] == (1, 2)  # one layer, two heads
 
 
+@pytest.mark.slow  # trains
 def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
-    run = TrainingRun.start(**TINY, epochs=50, seed=4)
-    deadline = time.monotonic() + 120
-    while len(run.snapshot().reports) < 2 and time.monotonic() < deadline:  # epoch 1 done
-        time.sleep(0.05)
-    run.stop()  # the page's Stop button
+    epoch_1 = threading.Event()
+    runs.TRAINING_SLOTS.acquire()  # the run waits for the slot while it is being watched
+    try:
+        run = TrainingRun.start(**TINY, epochs=50, seed=4)
+        report_epoch = run._on_epoch
+
+        def watched(report):  # the run's own epoch callback, which also says "epoch 1 done"
+            stop = report_epoch(report)
+            if report.epoch >= 1:
+                epoch_1.set()
+            return stop
+
+        run._on_epoch = watched
+    finally:
+        runs.TRAINING_SLOTS.release()
+    assert epoch_1.wait(120)
+    run.stop()  # the page's Stop button, from another thread
     snapshot = run.join(timeout=120)
     assert snapshot.state == "stopped"
     assert 2 <= len(snapshot.reports) < 51 and snapshot.model is not None

@@ -28,7 +28,7 @@ from deploy import cluster
 
 HEADER = "x-attnviz-replica"  # deploy.nginx_config's HEADER, as Playwright spells headers
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 USERS = 4
 N, D = 4, 4  # tokens and features of each user's random Q, K

@@ -14,7 +14,7 @@ import pytest
 from browser_support import App, close, poll  # fixtures come from conftest's pytest_plugins
 from playwright.sync_api import Error as PlaywrightError
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 Q_LABEL = "Q (queries): one row per line"
 K_LABEL = "K (keys): one row per line"
