@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -73,7 +74,9 @@ def test_the_lifespan_starts_the_warm_up_in_a_daemon_thread(server, monkeypatch)
             assert state is None  # nothing shared with the page
             assert started.wait(10)  # the warm-up runs while the server serves
 
-    asyncio.run(serve_once())
+    # a fresh thread for a fresh event loop: Playwright's sync API may run one in this thread
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, serve_once()).result(timeout=60)
     (thread,) = seen
     assert thread.name == "attnviz-warm-up" and thread.daemon
     assert thread is not threading.main_thread()
