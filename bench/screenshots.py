@@ -17,7 +17,7 @@ from playwright.sync_api import sync_playwright
 from deploy import servers
 from deploy.chromium import CHROMIUM, CHROMIUM_ARGS
 
-SHOTS = servers.ROOT / "assets" / "screenshots"  # where the README finds them
+FOLDER = servers.ROOT / "assets" / "screenshots"  # where the README finds them
 
 SHOTS = {  # file name: (URL query, page height)
     "heatmaps": ("", 1900),
@@ -50,7 +50,7 @@ def take(base: str) -> None:
                 '[data-testid="stStatusWidget"]', state="detached", timeout=60_000
             )
             time.sleep(2)  # let plotly finish its transitions
-            page.screenshot(path=SHOTS / f"{name}.png")
+            page.screenshot(path=FOLDER / f"{name}.png")
             page.close()
         _model_view_clips(browser, base)
         browser.close()
@@ -70,7 +70,7 @@ def _model_view_clips(browser, base: str) -> None:
         else:
             height = end
         clip = {"x": 290, "y": top, "width": 1090, "height": height}
-        page.screenshot(path=SHOTS / f"{name}.png", clip=clip)
+        page.screenshot(path=FOLDER / f"{name}.png", clip=clip)
     page.close()
 
 
