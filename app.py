@@ -1,24 +1,15 @@
-"""attnviz: an interactive attention visualiser. Run with `streamlit run app.py`.
+"""attnviz: an interactive attention visualiser. Run with `streamlit run app.py` (or, once
+installed, with the `attnviz` command).
 
-`streamlit run` finds the `st.App` below and serves the page script `attnviz/ui/page.py`.
-Its lifespan hook starts a background thread that imports TensorFlow and traces the attention
-graph as soon as the first page has drawn its inputs and controls (or 3 s after the server
-starts, if no one has come yet): the page appears as fast as a plain Streamlit page, and the
-import does not wait for the first click.
+The server lives in `attnviz/ui/server.py`: the page script and the lifespan hook that warms up
+TensorFlow. `streamlit run` finds an `st.App` by reading this file's source, not by running it:
+it looks for an assignment `app = st.App(...)`, so an import of `server.app` alone would be
+served as a plain script. Hence the one line below, which builds the same app from the server's
+two pieces.
 """
-
-import threading
-from contextlib import asynccontextmanager
 
 import streamlit as st
 
+from attnviz.ui.server import PAGE, lifespan
 
-@asynccontextmanager
-async def _lifespan(_app):
-    from attnviz.ui.warmup import warm_up  # light: imports nothing heavy itself
-
-    threading.Thread(target=warm_up, name="attnviz-warm-up", daemon=True).start()
-    yield
-
-
-app = st.App("attnviz/ui/page.py", lifespan=_lifespan)
+app = st.App(PAGE, lifespan=lifespan)

@@ -25,8 +25,7 @@ import statistics
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import servers
-from pages import (
+from bench.pages import (
     FIRST_HEATMAP,
     RunWatcher,
     chart_titles,
@@ -36,7 +35,8 @@ from pages import (
     settle,
     timed_toggle,
 )
-from report import SIZES, Figure, failed, progress
+from bench.report import SIZES, Figure, failed, progress
+from deploy import servers
 
 CLICKS = {16: 10, 256: 10, 1024: 6, 4096: 4}  # timed clicks per app and size
 QUICK_CLICKS = {16: 3, 256: 3, 1024: 2, 4096: 2}

@@ -21,7 +21,8 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
-from report import SIZES, Figure, interleaved, median_ms  # noqa: E402
+
+from bench.report import SIZES, Figure, interleaved, median_ms  # noqa: E402
 
 D = 64
 REPEATS = {16: 60, 256: 40, 1024: 30, 4096: 15}  # timed calls per subject

@@ -1,7 +1,9 @@
 """attnviz benchmark: every figure beside its baseline, measured in the same run.
 
-    /work/venv/bin/python bench/benchmark.py [--quick] [--only backend,app,memory,load,...]
-                                             [--sizes 16,256] [--skip-cold] [--through-nginx K]
+    python -m bench.benchmark [--quick] [--only backend,app,memory,load,...]
+                              [--sizes 16,256] [--skip-cold] [--through-nginx K]
+
+(from the repository root, with the dev requirements installed).
 
 Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
 numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app), memory
@@ -23,12 +25,11 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-sys.path[:0] = [str(BENCH), str(BENCH.parent)]  # bench modules, then the attnviz package
+from bench.report import SIZES, Figure, machine_lines, table
+from deploy import servers
+from deploy.chromium import CHROMIUM
 
-import servers  # noqa: E402  (registers the clean-up at exit)
-from pages import CHROMIUM  # noqa: E402
-from report import SIZES, Figure, machine_lines, table  # noqa: E402
+BENCH = Path(__file__).resolve().parent
 
 SECTIONS = ("backend", "figures", "app", "memory", "load", "learn", "model_view")
 TITLES = {
@@ -59,7 +60,9 @@ class Output:
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.benchmark", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
     parser.add_argument(
         "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
@@ -92,37 +95,36 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Figure]]:
     if section == "backend":
-        import backend_bench
+        from bench import backend_bench
 
         return lambda quick: backend_bench.run(quick, sizes=args.sizes)
     if section == "app":
-        import app_bench
+        from bench import app_bench
 
         return lambda quick: asyncio.run(
             app_bench.run(quick, sizes=args.sizes, cold=not args.skip_cold)
         )
     if section == "memory":
-        import memory_bench
+        from bench import memory_bench
 
         return lambda quick: asyncio.run(memory_bench.run(quick))
     if section == "figures":
-        import figure_bench
+        from bench import figure_bench
 
         return figure_bench.run
     if section == "model_view":
-        import model_view_bench
+        from bench import model_view_bench
 
         return model_view_bench.run
     if section == "learn":
-        import learn_app_bench
-        import learn_bench
+        from bench import learn_app_bench, learn_bench
 
         return lambda quick: [
             *learn_bench.throughput(1 if quick else 3),
             *learn_bench.time_to_accuracy(learn_bench.SEEDS[:1] if quick else learn_bench.SEEDS),
             *learn_app_bench.run(quick),
         ]
-    import load_bench
+    from bench import load_bench
 
     return lambda quick: asyncio.run(load_bench.run(quick, through_nginx=args.through_nginx))
 
@@ -152,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         out(f"({section}: {time.monotonic() - start:.0f} s)")
     via = f"-nginx{args.through_nginx}" if args.through_nginx else ""
     saved = BENCH / "results" / f"{'quick' if args.quick else 'latest'}{via}.txt"
-    out(f"\nsaved to {saved.relative_to(BENCH.parent)}; server logs in {servers.LOG_DIR}")
+    out(f"\nsaved to {saved.relative_to(BENCH.parent)}; server logs in {servers.log_dir()}")
     out.save(saved)
     return 1 if failed else 0
 

@@ -15,7 +15,8 @@ Also printed: the JSON size of attnviz's figure (target < 2 MB; the app sends it
 from __future__ import annotations
 
 import numpy as np
-from report import Figure, interleaved, median_ms
+
+from bench.report import Figure, interleaved, median_ms
 
 N = 4096
 REPEATS, QUICK_REPEATS = 7, 3

@@ -18,8 +18,7 @@ import asyncio
 import statistics
 from typing import Any
 
-import servers
-from pages import (
+from bench.pages import (
     ARM,
     WAIT_REPAINT,
     RunWatcher,
@@ -30,7 +29,8 @@ from pages import (
     signature,
     timed_toggle,
 )
-from report import Figure, progress
+from bench.report import Figure, progress
+from deploy import servers
 
 N = 16
 CLICKS, QUICK_CLICKS = 12, 4

@@ -1,6 +1,6 @@
 """Learned attention: `attnviz.learn.train` against a plain `keras.Model.fit` of the same model.
 
-    .venv/bin/python bench/learn_bench.py [--quick]
+    python -m bench.learn_bench [--quick]      # from the repository root
 
 Two sections, every figure a median beside a baseline measured in the same run:
 
@@ -27,20 +27,17 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-sys.path[:0] = [str(BENCH), str(BENCH.parent)]  # bench modules, then the attnviz package
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
-from report import Figure, interleaved, machine_lines, progress, table  # noqa: E402
 
 from attnviz.core.score_kinds import SCORE_KINDS  # noqa: E402
 from attnviz.learn.model import Seq2SeqAttention  # noqa: E402
 from attnviz.learn.network import NetworkConfig  # noqa: E402
 from attnviz.learn.tasks import draw_pairs, make_pairs  # noqa: E402
 from attnviz.learn.training import compile_for_training, train, training_arrays  # noqa: E402
+from bench.report import Figure, interleaved, machine_lines, progress, table  # noqa: E402
 
 TASK, PAIRS, VAL_PAIRS, BATCH, EPOCHS, RATE = "dates", 10_000, 256, 128, 5, 5e-3
 SEEDS = (0, 1, 2)  # seeds of the time-to-99 % runs
@@ -156,7 +153,9 @@ def time_to_accuracy(seeds: tuple[int, ...]) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.learn_bench", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--quick", action="store_true", help="1 repeat and 1 seed: a smoke run")
     args = parser.parse_args(argv)
     print("attnviz learn benchmark" + (" (--quick)" if args.quick else ""))

@@ -39,15 +39,15 @@ import json
 import os
 import random
 import re
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import servers
-from pages import CAUSAL, StreamlitSession
-from report import Figure, failed, progress
+
+from bench.pages import CAUSAL, StreamlitSession
+from bench.report import Figure, failed, progress
+from deploy import servers
 
 N, D = 16, 64
 LEVELS, QUICK_LEVELS = (10, 30, 60), (10, 60)  # sessions at once
@@ -359,8 +359,7 @@ def _start(name: str, through_nginx: int | None) -> tuple[str, list[servers.Serv
     if through_nginx is None:
         server = servers.launch(name)
         return server.url, [server], server.stop
-    sys.path.append(str(servers.ROOT / "deploy"))
-    import cluster
+    from deploy import cluster  # here: only the nginx runs need it
 
     running = cluster.start(through_nginx, app=name)
     return running.url, running.replicas, running.stop

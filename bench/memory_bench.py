@@ -22,9 +22,9 @@ import asyncio
 import time
 from typing import Any
 
-import servers
-from pages import CAUSAL, RunWatcher, close_page, launch_browser, new_page, toggle
-from report import Figure, failed, progress
+from bench.pages import CAUSAL, RunWatcher, close_page, launch_browser, new_page, toggle
+from bench.report import Figure, failed, progress
+from deploy import servers
 
 SIZES = (8, 16, 32, 64, 128)
 RERUNS, QUICK_RERUNS = 500, 60

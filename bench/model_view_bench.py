@@ -33,9 +33,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-import servers
-from pages import RunWatcher, close_page, launch_browser, new_page, settle
-from report import Figure, failed, progress
+from bench.pages import RunWatcher, close_page, launch_browser, new_page, settle
+from bench.report import Figure, failed, progress
+from deploy import servers
 
 APPS = ("attnviz", "floor-model-view")
 CLICKS, QUICK_CLICKS = 10, 3  # timed clicks per app and size

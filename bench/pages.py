@@ -13,16 +13,8 @@ import asyncio
 import time
 from typing import Any
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from deploy.chromium import CHROMIUM, CHROMIUM_ARGS
+
 VIEWPORT = {"width": 1400, "height": 1000}
 WEIGHTS = "Attention weights"
 CAUSAL = "Causal (look-ahead) mask"

@@ -1,34 +1,27 @@
 """K identical attnviz servers behind nginx, on loopback ports: start them, find them, stop them.
 
 Each replica is `streamlit run app.py --server.port P --server.headless true` on 127.0.0.1,
-started by the benchmark's own launcher (`bench/servers.py`: logs in one temporary folder, every
-process stopped at exit, on Ctrl-C and on SIGTERM). The replicas share one cookie secret
+started by `deploy.servers` (logs in one temporary folder, every process stopped at exit, on
+Ctrl-C and on SIGTERM). The replicas share one cookie secret
 (`server.cookieSecret`, drawn once per process), so a cookie one replica signed (Streamlit's
 session middleware, `st.login`) stays valid when its browser moves to another. nginx runs in
 the foreground with its own prefix folder (config, pid, access log, temp files), so it needs no
 root and touches nothing of the system's nginx.
 
-Used by `deploy/run.py` (the command), `tests/test_deploy.py` and the load benchmark
-(`bench/benchmark.py --only load --through-nginx K`).
+Used by `python -m deploy.run` (the command), `tests/project/test_deploy.py` and the load
+benchmark (`python -m bench.benchmark --only load --through-nginx K`).
 """
 
 from __future__ import annotations
 
 import secrets
 import shutil
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-DEPLOY = Path(__file__).resolve().parent
-BENCH = DEPLOY.parent / "bench"
-for folder in (DEPLOY, BENCH):  # appended: nothing already importable is shadowed
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
-
-import servers  # noqa: E402  (bench/servers.py: start, wait, stop at exit)
-from nginx_config import COOKIE, HEADER, render, replica_id  # noqa: E402
+from deploy import servers
+from deploy.nginx_config import COOKIE, HEADER, render, replica_id
 
 NGINX = "/usr/sbin/nginx"  # Debian's package (`apt-get install nginx`)
 __all__ = ["COOKIE", "HEADER", "NGINX", "Cluster", "nginx_missing", "start"]

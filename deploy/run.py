@@ -1,7 +1,9 @@
 """Serve attnviz from K replicas behind nginx: one command starts them all, Ctrl-C stops them all.
 
-    .venv/bin/python deploy/run.py                      # 2 replicas, http://127.0.0.1:8080
-    .venv/bin/python deploy/run.py --replicas 3 --host 0.0.0.0 --port 8080   # a classroom LAN
+    .venv/bin/python -m deploy.run                      # 2 replicas, http://127.0.0.1:8080
+    .venv/bin/python -m deploy.run --replicas 3 --host 0.0.0.0 --port 8080   # a classroom LAN
+
+(from the repository root).
 
 Each replica is `streamlit run app.py` on a free loopback port; nginx (Debian's package, run in
 the foreground from a temporary folder, no root needed) listens on --host:--port, upgrades the
@@ -17,18 +19,16 @@ import argparse
 import signal
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import cluster  # noqa: E402
-import servers  # noqa: E402  (importable once cluster is: bench/servers.py)
+from deploy import cluster, servers
 
 CHECK_S = 1.0  # how often the processes are checked
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m deploy.run", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--replicas", type=int, default=2, help="attnviz servers (default 2)")
     parser.add_argument("--host", default="127.0.0.1", help="nginx's address (0.0.0.0: all)")
     parser.add_argument("--port", type=int, default=8080, help="nginx's port (default 8080)")

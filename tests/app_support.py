@@ -92,3 +92,8 @@ def current_mode(at: AppTest) -> str:
 
     shown = {c.value for c in at.caption}
     return next(mode.name for mode in MODES if mode.intro in shown)
+
+
+def preset_box(at: AppTest):
+    """The Matrices page's preset box (its key changes whenever the page changes its choice)."""
+    return next(box for box in at.selectbox if box.label == "Preset")

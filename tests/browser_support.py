@@ -5,18 +5,16 @@ through Debian's Chromium (`/usr/bin/chromium`); nothing is ever downloaded. Wit
 the `playwright` package the browser tests are skipped, unless `ATTNVIZ_REQUIRE_BROWSER=1`
 (set by CI), which turns the skip into a failure.
 
-Streamlit reruns are asynchronous, so every helper waits for a condition (`poll`), never a
-fixed time.
+Streamlit reruns are asynchronous, so every helper waits for a condition, never a fixed time:
+Playwright's own waits (`page.wait_for_function` runs a JavaScript condition in the page on every
+animation frame; `expect` and locators wait for elements), never a sleep.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import shutil
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,76 +22,75 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT / "bench") not in sys.path:
-    sys.path.append(str(ROOT / "bench"))
-from pages import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (one home: the benchmark's browser)
+from deploy import chromium, servers
 
-NO_CHROMIUM = (
-    "Chromium not found: install Debian's chromium (`apt-get install chromium`) to run the "
-    "browser tests"
-)
-NO_PLAYWRIGHT = (
-    "Playwright not importable: install the `playwright` Python package "
-    "(`pip install -r requirements-dev.txt`; never `playwright install`) to run the browser tests"
-)
 REQUIRE_ENV = "ATTNVIZ_REQUIRE_BROWSER"
 WAIT_SECONDS = 30  # most time any rerun may take
 VIEWPORT = {"width": 1400, "height": 1000}
 
-# JavaScript run in the page. Charts are found by their title text, as the user sees it.
-_FIND_CHART = """(title) => {
-  for (const div of document.querySelectorAll('.js-plotly-plot')) {
-    const t = div.querySelector('.gtitle');
-    if (t && t.textContent.trim() === title && div._fullData) return div;
-  }
-  return null;
+# JavaScript run in the page: `PAGE` reads what the user sees. Charts are found by their title
+# text; a chart's `z` gives null for blocked (NaN) cells, `weights` reads them as 0.
+PAGE = """{
+  chart(title) {
+    for (const div of document.querySelectorAll('.js-plotly-plot')) {
+      const t = div.querySelector('.gtitle');
+      if (t && t.textContent.trim() === title && div._fullData) return div;
+    }
+    return null;
+  },
+  z(title) {
+    const div = this.chart(title);
+    if (!div || !div._fullData.length || !div._fullData[0].z) return null;
+    return div._fullData[0].z.map(row => Array.from(row, x => Number.isFinite(x) ? x : null));
+  },
+  weights(title) {
+    const z = this.z(title);
+    return z && z.map(row => row.map(x => x === null ? 0 : x));
+  },
+  titles() {
+    return Array.from(document.querySelectorAll('.js-plotly-plot .gtitle'),
+                      e => e.textContent.trim());
+  },
+  ticks(title) {
+    const div = this.chart(title);
+    return div ? Array.from(div.querySelectorAll(
+      '.xtick text, .ytick text, .x2tick text, .y2tick text'), e => e.textContent) : [];
+  },
+  idle() { return !document.querySelector('[data-testid="stStatusWidget"]'); },
+  close(actual, expected, tol) {
+    return !!actual && actual.length === expected.length && actual.every((row, i) =>
+      row.length === expected[i].length &&
+      row.every((x, j) => Math.abs(x - expected[i][j]) <= tol));
+  },
+  query(key) { return new URLSearchParams(window.location.search).getAll(key); },
 }"""
-_CHART_Z = (
-    "(title) => { const div = (" + _FIND_CHART + ")(title); if (!div) return null;"
-    " return div._fullData[0].z.map(row => Array.from(row, x => Number.isFinite(x) ? x : null)); }"
-)
-_CHART_TICKS = (
-    "(title) => { const div = (" + _FIND_CHART + ")(title); if (!div) return null;"
-    " return Array.from(div.querySelectorAll('.xtick text, .ytick text, .x2tick text,"
-    " .y2tick text'), e => e.textContent); }"
-)
-_CHART_TITLES = (
-    "() => Array.from(document.querySelectorAll('.js-plotly-plot .gtitle'),"
-    " e => e.textContent.trim())"
-)
 
 
-def browser_missing() -> str | None:
-    """Why the browser tests cannot run here, or None if they can."""
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-        return NO_CHROMIUM
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return NO_PLAYWRIGHT
-    return None
+def in_page(condition: str) -> str:
+    """A JavaScript function of one argument that calls `condition(page, arg)`, where `page` is
+    `PAGE` (the readers above) and `arg` is what Playwright passes."""
+    return f"(arg) => {{ const page = {PAGE}; return ({condition})(page, arg); }}"
 
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    """Debian's Chromium; skips (or, under ATTNVIZ_REQUIRE_BROWSER=1, fails) without it."""
-    reason = browser_missing()
+    """Debian's Chromium (`deploy.chromium`); skips (or, under ATTNVIZ_REQUIRE_BROWSER=1,
+    fails) without it or without Playwright."""
+    reason = chromium.browser_missing()
     if reason is None:
-        return CHROMIUM if os.path.exists(CHROMIUM) else str(shutil.which("chromium"))
+        return str(chromium.chromium_path())
     if os.environ.get(REQUIRE_ENV) == "1":
         pytest.fail(f"{reason} ({REQUIRE_ENV}=1: browser tests must run)", pytrace=False)
-    pytest.skip(reason)
+    pytest.skip(f"{reason} to run the browser tests")
 
 
 @pytest.fixture(scope="session")
 def app_url(chromium_path: str) -> Iterator[str]:
     """Base URL of a Streamlit server running `app.py`, stopped at the end of the session.
 
-    Started as the benchmark starts it (`bench/servers.py`: the same command, health check and
-    clean-up at exit); a server that does not come up fails the tests with its log's end."""
-    import servers  # bench/servers.py: imported here, it registers its stop-at-exit handlers
-
+    Started as the benchmark and `deploy.run` start it (`deploy.servers`: the same command,
+    health check and clean-up at exit); a server that does not come up fails the tests with its
+    log's end."""
     server = servers.launch("attnviz")
     try:
         yield server.url
@@ -107,24 +104,13 @@ def browser(chromium_path: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(
+            executable_path=chromium_path, args=chromium.CHROMIUM_ARGS
+        )
         try:
-            yield chromium
+            yield launched
         finally:
-            chromium.close()
-
-
-def poll(read: Callable[[], Any], what: str, timeout: float = WAIT_SECONDS) -> Any:
-    """Call `read` until it returns something truthy; fail with `what` and the last value."""
-    deadline = time.monotonic() + timeout
-    value = None
-    while True:
-        value = read()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {value!r}")
-        time.sleep(0.1)
+            launched.close()
 
 
 def close(actual: list[list[float]] | None, expected: list[list[float]], tol: float = 1e-5) -> bool:
@@ -157,23 +143,92 @@ class App:
     # --- loading and waiting ---
 
     def open(self, address: str | None = None, charts: int = 4) -> App:
-        """Load the page (default: the app's root) and wait for `charts` painted heatmaps."""
-        self.page.goto(address or f"{self.url}/")
+        """Load the page (default: the Matrices page) and wait for `charts` painted charts."""
+        self.page.goto(address or f"{self.url}/matrices")
         self.page.get_by_role("heading", name="attnviz").wait_for(timeout=WAIT_SECONDS * 1000)
         if charts:
             self.wait_for_charts(charts)
         return self
 
+    def wait_until(
+        self, condition: str, arg: Any = None, what: str = "", timeout: float = WAIT_SECONDS
+    ) -> Any:
+        """Wait until the JavaScript `condition(page, arg)` (see `in_page`) is truthy and return
+        its value. Playwright evaluates it in the page on every animation frame
+        (`page.wait_for_function`); on a timeout the failure says what was awaited and what the
+        condition gave last."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        script = in_page(condition)
+        try:
+            handle = self.page.wait_for_function(script, arg=arg, timeout=timeout * 1000)
+        except PlaywrightTimeout:
+            last = self.page.evaluate(script, arg)
+            raise AssertionError(
+                f"timed out after {timeout} s waiting for {what}; last: {last!r}"
+            ) from None
+        return handle.json_value()
+
+    def read(self, reader: str, arg: Any = None) -> Any:
+        """What the JavaScript `reader(page, arg)` gives now (see `in_page`)."""
+        return self.page.evaluate(in_page(reader), arg)
+
     def wait_for_charts(self, count: int) -> None:
         """Wait until at least `count` plotly charts are drawn and Streamlit is idle."""
-        poll(
-            lambda: len(self.chart_titles()) >= count and self.idle(),
+        self.wait_until(
+            "(page, count) => page.titles().length >= count && page.idle()", count,
             f"{count} charts",
-        )
+        )  # fmt: skip
+
+    def wait_for_chart(self, title: str) -> list[str]:
+        """Wait until a chart called `title` is drawn and Streamlit is idle; all the titles."""
+        return self.wait_until(
+            "(page, title) => page.titles().includes(title) && page.idle() && page.titles()",
+            title, f"the chart {title!r}",
+        )  # fmt: skip
+
+    def wait_for_title_starting(self, prefix: str, timeout: float = WAIT_SECONDS) -> str:
+        """Wait until a chart whose title starts with `prefix` is drawn and Streamlit is idle;
+        that title."""
+        return self.wait_until(
+            "(page, prefix) => page.idle() && page.titles().find(t => t.startsWith(prefix))",
+            prefix, f"a chart titled {prefix!r}...", timeout,
+        )  # fmt: skip
+
+    def wait_for_no_charts(self) -> None:
+        """Wait until no chart is on the page."""
+        self.wait_until("(page) => page.titles().length === 0", None, "the charts to go")
+
+    def wait_for_ticks(self, title: str, token: str) -> list[str]:
+        """Wait until the chart `title` has a tick label `token` and Streamlit is idle; the
+        chart's tick labels."""
+        return self.wait_until(
+            "(page, [title, token]) => page.idle() && page.ticks(title).includes(token)"
+            " && page.ticks(title)",
+            [title, token], f"the token {token!r} in {title!r}",
+        )  # fmt: skip
+
+    def wait_for_query(self, wanted: dict[str, list[str] | None]) -> None:
+        """Wait until the address bar's query has these values (None: the key is absent)."""
+        self.wait_until(
+            "(page, wanted) => Object.entries(wanted).every(([key, values]) =>"
+            " JSON.stringify(page.query(key)) === JSON.stringify(values ?? []))",
+            wanted, f"{wanted} in the URL",
+        )  # fmt: skip
+
+    def wait_for_alerts(self, present: bool = True) -> str:
+        """Wait until the page shows an error message (or, `present=False`, none); their text."""
+        selector = '[data-testid="stAlertContentError"]'
+        self.wait_until(
+            "(page, [selector, present]) =>"
+            " (document.querySelectorAll(selector).length > 0) === present",
+            [selector, present], "an error message" if present else "the error messages to go",
+        )  # fmt: skip
+        return " ".join(self.alerts())
 
     def idle(self) -> bool:
         """True when no script run is going on (Streamlit's status widget is gone)."""
-        return self.page.locator('[data-testid="stStatusWidget"]').count() == 0
+        return self.read("(page) => page.idle()")
 
     def location(self) -> str:
         """The address bar now (`page.url` can lag behind Streamlit's history updates)."""
@@ -185,31 +240,40 @@ class App:
 
     def chart_titles(self) -> list[str]:
         """The titles of the charts on the page, in page order."""
-        return self.page.evaluate(_CHART_TITLES)
+        return self.read("(page) => page.titles()")
 
     def z(self, title: str) -> list[list[float | None]] | None:
         """The cell values of the chart called `title` (None for blocked/NaN cells)."""
-        return self.page.evaluate(_CHART_Z, title)
+        return self.read("(page, title) => page.z(title)", title)
 
     def weights(self, title: str = "Attention weights") -> list[list[float]] | None:
         """Attention weights read from a chart. Blocked cells whose weight is exactly 0 are
         drawn as grey NaN cells; they read as 0 here."""
-        z = self.z(title)
-        return None if z is None else [[0.0 if x is None else x for x in row] for row in z]
+        return self.read("(page, title) => page.weights(title)", title)
 
     def wait_for_weights(
-        self, expected: list[list[float]], title: str = "Attention weights"
+        self, expected: list[list[float]], title: str = "Attention weights", tol: float = 1e-5
     ) -> list[list[float]]:
-        """Wait until the chart `title` shows `expected` (within 1e-5)."""
-        try:
-            poll(lambda: close(self.weights(title), expected), f"{title!r} to show {expected}")
-        except AssertionError as err:
-            raise AssertionError(f"{err}; it shows {self.weights(title)}") from None
-        return self.weights(title)
+        """Wait until the chart `title` shows `expected` (within `tol`, blocked cells as 0)."""
+        return self.wait_until(
+            "(page, [title, expected, tol]) => {"
+            " const w = page.weights(title); return page.close(w, expected, tol) && w; }",
+            [title, expected, tol], f"{title!r} to show {expected}",
+        )  # fmt: skip
+
+    def wait_for_z(
+        self, expected: list[list[float]], title: str, tol: float = 1e-5
+    ) -> list[list[float | None]]:
+        """Wait until the chart `title` holds the values `expected` (within `tol`)."""
+        return self.wait_until(
+            "(page, [title, expected, tol]) => {"
+            " const z = page.z(title); return page.close(z, expected, tol) && z; }",
+            [title, expected, tol], f"{title!r} to hold {expected}",
+        )  # fmt: skip
 
     def ticks(self, title: str) -> list[str]:
         """The tick labels of the chart `title`, as the text the user sees."""
-        return self.page.evaluate(_CHART_TICKS, title) or []
+        return self.read("(page, title) => page.ticks(title)", title)
 
     # --- widgets ---
 
@@ -229,10 +293,32 @@ class App:
 
     def set_switch(self, label: str, on: bool) -> None:
         """Turn a toggle on or off (clicking its label, as the input itself is covered)."""
+        from playwright.sync_api import expect
+
         switch = self.switch(label)
         if switch.is_checked() != on:
             self.page.locator("label").filter(has=switch).click()
-        poll(lambda: switch.is_checked() == on, f"{label!r} switched {'on' if on else 'off'}")
+        expect(switch).to_be_checked(checked=on, timeout=WAIT_SECONDS * 1000)
+
+    def scroll_to(self, locator: Any, tries: int = 5) -> None:
+        """Scroll `locator`'s element to the middle of the view. A rerun may redraw it meanwhile
+        (Playwright then says it is no longer attached): the next try finds the new element."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        for _ in range(tries):
+            try:
+                locator.evaluate("e => e.scrollIntoView({block: 'center'})")
+                return
+            except PlaywrightError as error:
+                last = error
+        raise AssertionError(f"could not scroll to {locator} in {tries} tries: {last}")
+
+    def wait_for_text(self, label: str, text: str) -> None:
+        """Wait until the text area `label` holds `text`."""
+        from playwright.sync_api import expect
+
+        area = self.page.get_by_label(label, exact=True)
+        expect(area).to_have_value(text, timeout=WAIT_SECONDS * 1000)
 
     def choose(self, group: str, option: str) -> None:
         """Pick an option of a radio group or segmented control by its label."""
@@ -256,8 +342,12 @@ class App:
 
     def open_page(self, label: str) -> None:
         """Open a mode's page from the navigation at the top, as a user would."""
-        self.page.get_by_role("link", name=label, exact=True).click()
-        poll(lambda: self.idle() and f"/{self._path_of(label)}" in self.location(), label)
+        self.page.get_by_role("button", name="Pages").click()  # the menu beside the title
+        self.page.get_by_role("link", name=label, exact=True).locator("visible=true").click()
+        path = f"/{self._path_of(label)}"
+        self.wait_until(
+            "(page, path) => page.idle() && window.location.pathname.endsWith(path)", path, label
+        )
 
     @staticmethod
     def _path_of(label: str) -> str:

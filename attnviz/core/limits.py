@@ -25,8 +25,8 @@ MAX_LAYERS = 12  # most decoder layers N of the decoder stack
 MAX_D_FF = 4 * MAX_FEATURES  # most feed-forward units of a decoder layer
 MAX_VOCAB = MAX_TOKENS  # most token ids of the decoder's vocabulary
 MAX_DECODER_TOKENS = MAX_TOKENS  # most B·T target (and B·S source) tokens in one decoder run
-MAX_DECODER_PAGE_BATCH = 64  # most sequences the Decoder page runs at once (a few s of CPU)
-MAX_DECODER_PAGE_SIDE = 64  # most target or source tokens on the Decoder page
+APP_DECODER_BATCH = 64  # most sequences the Decoder page runs at once (a few s of CPU)
+APP_DECODER_SIDE = 64  # most target or source tokens on the Decoder page
 
 # Trained models (attnviz.learn)
 MAX_UNITS = 256  # most units E, U or A of a seq2seq network

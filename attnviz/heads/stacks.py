@@ -52,12 +52,20 @@ def as_layer_stack(weights: Any, name: str = "weights") -> np.ndarray:
 
 def _check_same_shapes(layers: Sequence[Any], name: str) -> None:
     """A list of layers must be non-empty and hold arrays of one shape."""
-    shapes = [np.shape(layer) for layer in layers]
+    shapes = [_layer_shape(layer, f"{name}[{i}]") for i, layer in enumerate(layers)]
     if not shapes or any(shape != shapes[0] for shape in shapes):
         raise ValueError(
             f"`{name}` must list layers of one shape (H, T, S). Received shapes {shapes}. "
             "Self-attention (T, T) and cross-attention (T, S) are separate stacks."
         )
+
+
+def _layer_shape(layer: Any, name: str) -> tuple[int, ...]:
+    """The shape of one layer's weights; ragged nested lists get `numeric_array`'s message."""
+    try:
+        return np.shape(layer)
+    except ValueError:  # numpy refuses ragged nested sequences
+        return numeric_array(layer, name).shape  # raises, saying the rows differ in length
 
 
 def _check_probabilities(stack: np.ndarray, name: str) -> None:

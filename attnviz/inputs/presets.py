@@ -1,15 +1,18 @@
 """Presets: ready-made inputs that reproduce the source documents' worked examples (the NumPy lab,
 the Keras tutorial) or teach one idea at a glance.
 
-A preset is a JSON file (see `assets/presets/`) with a title, one sentence on what it teaches,
-Q/K/V as matrix text (or a seeded random spec), optional padding keys per sequence, and the
-settings it switches on. Pure Python: the UI decides how to show them.
+A preset is a JSON file with a title, one sentence on what it teaches, Q/K/V as matrix text (or
+a seeded random spec), optional padding keys per sequence, and the settings it switches on. The
+shipped ones are package data in `attnviz/inputs/preset_files/` (`shipped_presets`, read with
+`importlib.resources`). Pure Python: the UI decides how to show them.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,8 @@ import numpy as np
 from attnviz.core.checks import check_int
 from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_TOKENS
 from attnviz.core.seeding import check_seed
+
+SHIPPED: Traversable = files("attnviz.inputs") / "preset_files"  # the shipped preset files
 
 
 @dataclass(frozen=True)
@@ -71,24 +76,27 @@ class Preset:
     sequence: int = 0  # the batch item the views open on (the one the preset is about)
 
 
-def load_preset(path: Path) -> Preset:
-    """Read one preset file."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+def load_preset(path: Path | Traversable) -> Preset:
+    """Read one preset file (a path, or a file of the package's resources)."""
+    path = Path(path) if isinstance(path, str) else path
+    data = json.loads(path.read_text(encoding="utf-8"))
     spec = data.pop("random", None)
     padding = tuple(tuple(int(k) for k in keys) for keys in data.pop("padding", []))
     return Preset(
-        name=Path(path).stem,
+        name=Path(path.name).stem,
         random=RandomSpec(**spec) if spec else None,
         padding=padding,
         **data,
     )
 
 
-def load_presets(folder: Path) -> dict[str, Preset]:
-    """Every preset in `folder`, by name, in file order."""
-    return {p.stem: load_preset(p) for p in sorted(Path(folder).glob("*.json"))}
+def load_presets(folder: Path | Traversable) -> dict[str, Preset]:
+    """Every preset (`*.json` file) in `folder`, by name, in file-name order."""
+    folder = Path(folder) if isinstance(folder, str) else folder
+    found = sorted((f for f in folder.iterdir() if f.name.endswith(".json")), key=lambda f: f.name)
+    return {preset.name: preset for preset in map(load_preset, found)}
 
 
 def shipped_presets() -> dict[str, Preset]:
-    """The presets that come with attnviz."""
-    return load_presets(Path(__file__).resolve().parents[2] / "assets" / "presets")
+    """The presets attnviz ships (`SHIPPED`), by name, in file-name order: what the app offers."""
+    return load_presets(SHIPPED)

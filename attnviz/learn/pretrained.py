@@ -1,7 +1,9 @@
 """The shipped checkpoints: one trained model per task and kind, saved as weights only.
 
 A kind is a score ("dot", "general", "concat": a `Seq2SeqAttention` attending with it) or
-"transformer" (a `TransformerTranslator`). Each checkpoint is two files in `assets/learn/`:
+"transformer" (a `TransformerTranslator`). Each checkpoint is two files in the package's
+`attnviz/learn/checkpoints/` folder (package data, read with `importlib.resources`, so an
+installed attnviz finds them wherever it is installed):
 
 - `<task>_<kind>.npz`: the weights, numpy arrays in the order of the model's `get_weights`
   (read with `allow_pickle=False`: no pickles, no code);
@@ -19,6 +21,8 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, fields
+from importlib.resources import as_file, files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -32,17 +36,18 @@ from attnviz.learn.tasks import TASKS
 from attnviz.learn.training import TrainingStats
 from attnviz.learn.transformer import TransformerTranslator
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets" / "learn"  # the checkpoint folder
+CHECKPOINTS: Traversable = files("attnviz.learn") / "checkpoints"  # the checkpoint folder
 REGENERATE = "python -m attnviz.learn.train_all"  # the command that writes the checkpoints
 TEST_SEED = 20_261_122  # make_pairs seed of the fresh pairs checkpoints are evaluated on
 
 
 def checkpoint_path(task: str, kind: str, suffix: str = ".npz") -> Path:
     """Where the checkpoint of `task` and `kind` (a score or "transformer") lives (`.npz`
-    weights or `.json` record)."""
+    weights or `.json` record), in `CHECKPOINTS`: a `Path` when attnviz is a folder on disk
+    (a checkout or an ordinary install)."""
     check_choice(task, "task", TASKS)
     check_choice(kind, "kind", KINDS)
-    return ASSETS / f"{task}_{kind}{suffix}"
+    return CHECKPOINTS / f"{task}_{kind}{suffix}"
 
 
 def _kind_of(model: Seq2SeqAttention | TransformerTranslator) -> str:
@@ -52,17 +57,23 @@ def _kind_of(model: Seq2SeqAttention | TransformerTranslator) -> str:
 def save_checkpoint(
     model: Seq2SeqAttention | TransformerTranslator, extra: dict[str, Any] | None = None
 ) -> Path:
-    """Write `model`'s weights and record to `assets/learn/` and return the weights' path."""
+    """Write `model`'s weights and record to `CHECKPOINTS` and return the weights' path.
+
+    attnviz must be a folder on disk (a checkout, or an install whose files can be written)."""
     kind = _kind_of(model)
-    path = checkpoint_path(model.task.name, kind)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    weights = model.get_weights()
-    np.savez_compressed(path, **{f"w{i:03d}": w for i, w in enumerate(weights)})
-    record = {"format": 1, "network": asdict(model.config), **(extra or {})}
-    if model.stats is not None:
-        record["stats"] = _plain(asdict(model.stats))
-    text = json.dumps(record, indent=1, allow_nan=False)
-    checkpoint_path(model.task.name, kind, ".json").write_text(text + "\n")
+    name = f"{model.task.name}_{kind}"
+    checkpoint_path(model.task.name, kind)  # checks the task and kind
+    with as_file(CHECKPOINTS) as folder:  # the folder itself when it is on disk
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        weights = model.get_weights()
+        path = folder / f"{name}.npz"
+        np.savez_compressed(path, **{f"w{i:03d}": w for i, w in enumerate(weights)})
+        record = {"format": 1, "network": asdict(model.config), **(extra or {})}
+        if model.stats is not None:
+            record["stats"] = _plain(asdict(model.stats))
+        text = json.dumps(record, indent=1, allow_nan=False)
+        (folder / f"{name}.json").write_text(text + "\n", encoding="utf-8")
     return path
 
 
@@ -93,9 +104,9 @@ def read_record(task: str, kind: str) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _missing(path: Path) -> str:
+def _missing(path: Traversable) -> str:
     return (
-        f"The checkpoint {path.name} is missing from {path.parent}. Regenerate the shipped "
+        f"The checkpoint {path.name} is missing from {CHECKPOINTS}. Regenerate the shipped "
         f"checkpoints with `{REGENERATE}` (about 5 minutes on 2 CPU cores)."
     )
 
@@ -137,20 +148,20 @@ def load_transformer(task: str) -> TransformerTranslator:
     return _filled(model, path, task, TRANSFORMER)
 
 
-def _filled(model, path: Path, task: str, kind: str):
+def _filled(model, path: Traversable, task: str, kind: str):
     """`model` with the weights of `path` and the training record beside it."""
     model.set_weights(_read_weights(path, model.get_weights()))
-    record = read_record(task, kind) if path.with_suffix(".json").is_file() else {}
+    record = read_record(task, kind) if checkpoint_path(task, kind, ".json").is_file() else {}
     if "stats" in record:
         model.stats = _stats_from(record["stats"])
     return model
 
 
-def _read_weights(path: Path, expected: list[np.ndarray]) -> list[np.ndarray]:
+def _read_weights(path: Traversable, expected: list[np.ndarray]) -> list[np.ndarray]:
     """The arrays of `path` (no pickles), checked against the shapes of `expected`."""
     names = [f"w{i:03d}" for i in range(len(expected))]
-    with np.load(path, allow_pickle=False) as saved:  # an object array raises ValueError
-        found = {name: saved[name] for name in saved.files}
+    with path.open("rb") as file, np.load(file, allow_pickle=False) as saved:  # object arrays
+        found = {name: saved[name] for name in saved.files}  # raise ValueError
     arrays = [found[name] for name in names] if sorted(found) == names else []
     shapes = [a.shape for a in arrays]
     if not arrays or shapes != [w.shape for w in expected]:

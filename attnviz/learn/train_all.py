@@ -6,7 +6,8 @@ For each task in `TASKS` and score in `SCORE_KINDS`, trains a seq2seq model with
 `RECIPES` entry, and for each task in `TRANSFORMER_RECIPES` a Transformer (kind
 "transformer"), stopping early once every validation pair decodes exactly; evaluates the kept
 weights on 1,000 fresh pairs (`make_pairs(task, 1000, TEST_SEED)`, a seed training never uses),
-and writes `assets/learn/<task>_<kind>.npz` and `.json`. The same seed writes the same weights.
+and writes `attnviz/learn/checkpoints/<task>_<kind>.npz` and `.json` (`pretrained.CHECKPOINTS`).
+The same seed writes the same weights.
 Prints one line per model and a final table; exits with status 1 if a model misses the
 shipping bar (exact match >= 0.99 and alignment >= 0.9 on the fresh pairs).
 """

@@ -33,6 +33,13 @@ def switch(page: st.Page, fields: Mapping[str, list[str]]) -> None:
     st.switch_page(page, query_params={k: v for k, v in fields.items() if not _bound(k)})
 
 
+def write_fields(fields: Mapping[str, str]) -> None:
+    """Put `fields` in the URL, but those a widget has bound (its widget writes them)."""
+    for field, value in fields.items():
+        if not _bound(field):
+            st.query_params[field] = value
+
+
 def _bound(field: str) -> bool:
     """Whether a widget of this session is bound to the URL field `field`. (Streamlit 1.67 keeps
     the bindings in the session's query-params state; there is no public call for it.)"""

@@ -23,26 +23,38 @@ from attnviz.ui.mode import Mode
 from attnviz.ui.modes import MODES, MODES_BY_NAME, find_mode
 from attnviz.ui.presenter import PRESENT, presenter_switch, presenting
 from attnviz.ui.start import draw_start
-from attnviz.ui.state import restore_texts_from_url, slot, store_texts_in_url, upgrade_old_links
+from attnviz.ui.state import (
+    restore_texts_from_url,
+    slot,
+    slot_family,
+    store_texts_in_url,
+    upgrade_old_links,
+)
 
 START = "start"  # the start page's name; it is the site's default page, at `/`
 OLD_MODE_FIELD = "mode"  # where links made before the pages had their own paths named the mode
 SITE_FIELDS = (PRESENT.key,)  # URL fields of the site itself, on every page
+PAGES_MENU = slot_family("pages_menu", None)  # pages_menu_<page>: that page's Pages menu
 URL_RESTORED = slot("_url_restored", False)  # the typed inputs were read from the URL once
 URL_TEXTS = tuple(dict.fromkeys(text for mode in MODES for text in mode.url_texts))
 INTRO = "See attention, step by step: build it by hand, then look inside trained models."
 
 
 def _page_frame(
-    draw: Callable[[], None], intro: str, pages: dict[str, st.Page], mode: Mode | None = None
+    draw: Callable[[], None],
+    intro: str,
+    pages: dict[str, st.Page],
+    name: str,
+    mode: Mode | None = None,
 ) -> None:
     """Everything a page shares: the title and its introduction, every page a tap away (a phone
     folds the navigation into the sidebar), the presenter switch, the error boundary, the typed
-    inputs in the URL; `draw` draws the page itself."""
+    inputs in the URL; `draw` draws the page itself, `name` is its URL path."""
     run_builds_models(mode is not None and mode.builds_models)
     title, menu, switch = st.columns([4, 1, 1], vertical_alignment="bottom")
     title.title("attnviz")
-    with menu.popover("Pages", icon=":material/menu:"):
+    with menu.popover("Pages", icon=":material/menu:", key=PAGES_MENU.of(name).key):  # a new
+        # menu on each page: the one a link was taken from is left behind, closed
         for section, listed in _sections(pages).items():
             if section:
                 st.caption(section)
@@ -64,18 +76,20 @@ def _page_frame(
 
 def _run_mode(mode: Mode, pages: dict[str, st.Page]) -> None:
     lesson_page.forget_prepared()  # a lesson opened later prepares its page again
-    _page_frame(mode.draw, mode.intro, pages, mode)
+    _page_frame(mode.draw, mode.intro, pages, mode.name, mode)
 
 
 def _run_lesson(lesson: Lesson, pages: dict[str, st.Page]) -> None:
     mode = MODES_BY_NAME[lesson.mode]
     intro = f"Lesson {lesson.number} of {len(LESSONS)}, on the {mode.label} page."
-    _page_frame(partial(lesson_page.draw_lesson, lesson, mode, pages), intro, pages, mode)
+    _page_frame(
+        partial(lesson_page.draw_lesson, lesson, mode, pages), intro, pages, lesson.slug, mode
+    )
 
 
 def _run_start(pages: dict[str, st.Page]) -> None:
     lesson_page.forget_prepared()
-    _page_frame(partial(draw_start, pages, MODES), INTRO, pages)
+    _page_frame(partial(draw_start, pages, MODES), INTRO, pages, START)
 
 
 def _pages() -> dict[str, st.Page]:

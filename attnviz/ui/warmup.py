@@ -18,7 +18,7 @@ def warm_up() -> None:
     """Import TensorFlow and Keras (~4.5 s), trace the dot-product attention graphs, and load
     Learn's default shipped model into the server's cache.
 
-    Runs in a background thread started by `app.py` when the server starts. It first waits
+    Runs in a background thread started by `server.py` when the server starts. It first waits
     until a session has drawn its inputs and controls (`page_drawn`), or `PAGE_WAIT_S`: the
     import holds Python's GIL most of the time, and running it beside the first page's own
     run made that page appear ~1 s later (measured: page shown 3.5 s after launch, floor app

@@ -539,6 +539,7 @@ def test_module_needs_neither_streamlit_nor_tensorflow():
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_browser_hover_shows_labels_and_escaped_text(tmp_path, browser):
     """In Chromium (the session's shared browser): hover names and escaped labels."""
     fig = heatmap(

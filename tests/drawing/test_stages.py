@@ -42,7 +42,10 @@ def test_cell_text_shows_each_step_of_one_weight():
     assert lines[1] == "1. score    q_i · k_j = 0×4 + 1×5 + 0×6 = 5"
     assert lines[2].startswith("2. scale    5 × 0.57735") and lines[2].endswith("= 2.88675")
     assert lines[3] == "3. mask     allowed: M = 0, logit = 2.88675"
-    assert lines[-1].startswith("6. weight") and lines[-1].endswith("= 0.849675")
+    assert lines[6].startswith("6. weight") and lines[6].endswith("= 0.849675")
+    # 7: the output row, the weights times the values (V = Q here: [[1, 0, 0], [0, 1, 0]])
+    assert lines[7].startswith("7. output   o_1 = Σ_j w_1j · v_j; feature 0 = ")
+    assert lines[8].strip().startswith("o_1 = [")
     blocked = cell_text(explain_cell(view.result, Q, K, 0, 1), view).splitlines()
     assert blocked[3] == "3. mask     blocked: M = −∞, logit = −∞"
 

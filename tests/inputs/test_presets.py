@@ -1,14 +1,15 @@
 """Presets load, parse and reproduce what they claim to teach."""
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attnviz import compute_attention, parse_matrix_text
-from attnviz.inputs.presets import RandomSpec, load_presets, random_qkv
+from attnviz.inputs.presets import SHIPPED, RandomSpec, load_presets, random_qkv, shipped_presets
 
-PRESETS = load_presets(Path(__file__).parents[2] / "assets" / "presets")
+PRESETS = shipped_presets()
 
 
 def _inputs(preset):
@@ -133,3 +134,21 @@ def test_alibi_preset_weighs_each_key_e_to_the_slope_times_its_left_neighbour():
     np.testing.assert_allclose(row[1:] / row[:-1], np.exp(0.5), rtol=1e-5)
     far = compute_attention(q, k, v, **_settings("12_alibi", alibi_head=7))
     assert np.ptp(far.weights[7]) < 0.01  # slope 1/256: almost even
+
+
+def test_shipped_presets_are_package_data_in_file_name_order():
+    import attnviz.inputs
+
+    assert Path(attnviz.inputs.__file__).parent / "preset_files" == SHIPPED
+    assert list(PRESETS) == sorted(p.stem for p in Path(SHIPPED).glob("*.json"))
+    assert list(PRESETS)[0] == "01_numpy_lab" and len(PRESETS) == 12
+
+
+def test_load_presets_reads_only_json_files_of_a_folder(tmp_path):
+    preset = {"title": "T", "teaches": "one idea", "query": "1", "key": "1", "value": "1"}
+    (tmp_path / "b.json").write_text(json.dumps(preset), encoding="utf-8")
+    (tmp_path / "a.json").write_text(json.dumps({**preset, "title": "A"}), encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not a preset", encoding="utf-8")
+    loaded = load_presets(str(tmp_path))
+    assert list(loaded) == ["a", "b"]
+    assert loaded["a"].title == "A" and loaded["b"].name == "b" and loaded["b"].random is None

@@ -107,6 +107,7 @@ def test_bad_step_raises(models):
         models["dot"].translate_batch([])
 
 
+@pytest.mark.slow  # every graph traced again
 def test_models_survive_keras_clear_session(models):
     before = models["concat"].translate(TEXT)
     for _ in range(3):

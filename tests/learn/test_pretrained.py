@@ -2,6 +2,7 @@
 Transformers), their records, bad files."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,10 +24,11 @@ COMBOS = [
 ]
 
 
+@pytest.mark.slow  # nine models, 300 pairs each
 @pytest.mark.parametrize(("task", "score"), COMBOS, ids=[f"{t}-{s}" for t, s in COMBOS])
 def test_shipped_checkpoints_translate_and_align_fresh_pairs(task, score):
     weights = pretrained.checkpoint_path(task, score)
-    assert weights.stat().st_size < 1_000_000
+    assert len(weights.read_bytes()) < 1_000_000
     model = load_pretrained(task, score)
     pairs = make_pairs(task, 300, FRESH_SEED)
     result = evaluate(model, pairs)
@@ -46,7 +48,7 @@ def test_records_are_plain_json_with_fresh_pair_numbers():
 
 
 def test_a_missing_checkpoint_says_how_to_regenerate(monkeypatch, tmp_path):
-    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    monkeypatch.setattr(pretrained, "CHECKPOINTS", tmp_path)
     with pytest.raises(MissingCheckpointError, match="python -m attnviz.learn.train_all") as err:
         load_pretrained("dates", "dot")
     assert isinstance(err.value, ValueError) and isinstance(err.value, FileNotFoundError)
@@ -54,14 +56,14 @@ def test_a_missing_checkpoint_says_how_to_regenerate(monkeypatch, tmp_path):
 
 
 def test_a_checkpoint_of_another_shape_is_refused(monkeypatch, tmp_path):
-    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    monkeypatch.setattr(pretrained, "CHECKPOINTS", tmp_path)
     np.savez(tmp_path / "reverse_dot.npz", w000=np.zeros((3, 3), np.float32))
     with pytest.raises(ValueError, match="does not fit the architecture.*train_all"):
         load_pretrained("reverse", "dot")
 
 
 def test_pickles_are_never_loaded(monkeypatch, tmp_path):
-    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    monkeypatch.setattr(pretrained, "CHECKPOINTS", tmp_path)
     np.savez(tmp_path / "reverse_dot.npz", w000=np.array([{"code": 1}], dtype=object))
     with pytest.raises(ValueError, match="allow_pickle=False"):
         load_pretrained("reverse", "dot")
@@ -83,10 +85,11 @@ def test_alignment_score_is_in_range_for_a_shipped_model():
     assert 0.9 <= score <= 1.0
 
 
+@pytest.mark.slow  # 1,000 pairs each
 @pytest.mark.parametrize("task", ["dates", "reverse"])
 def test_shipped_transformers_translate_fresh_pairs_and_a_cross_head_aligns(task):
     weights = pretrained.checkpoint_path(task, "transformer")
-    assert weights.stat().st_size < 2_000_000
+    assert len(weights.read_bytes()) < 2_000_000
     model = load_transformer(task)
     pairs = make_pairs(task, 1000, FRESH_SEED)
     result = evaluate(model, pairs)
@@ -110,9 +113,30 @@ def test_transformer_records_and_summaries():
 def test_only_tasks_with_a_recipe_have_a_shipped_transformer(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="`task` must be one of"):
         load_transformer("german_numbers")
-    monkeypatch.setattr(pretrained, "ASSETS", tmp_path)
+    monkeypatch.setattr(pretrained, "CHECKPOINTS", tmp_path)
     with pytest.raises(MissingCheckpointError, match="dates_transformer.npz is missing"):
         load_transformer("dates")
     np.savez(tmp_path / "dates_transformer.npz", w000=np.zeros((3, 3), np.float32))
     with pytest.raises(ValueError, match="does not fit the architecture"):
         load_transformer("dates")
+
+
+def test_checkpoints_are_package_data_of_attnviz_learn():
+    import attnviz.learn
+
+    assert Path(attnviz.learn.__file__).parent / "checkpoints" == pretrained.CHECKPOINTS
+    names = {p.name for p in pretrained.CHECKPOINTS.iterdir()}
+    assert {f"{t}_{s}.{x}" for t, s in COMBOS for x in ("npz", "json")} <= names
+
+
+def test_a_saved_checkpoint_loads_back_with_the_same_weights(monkeypatch, tmp_path):
+    model = load_pretrained("dates", "dot")
+    monkeypatch.setattr(pretrained, "CHECKPOINTS", tmp_path / "checkpoints")
+    path = pretrained.save_checkpoint(model, {"fresh": {"exact_match": 1.0}})
+    assert path == tmp_path / "checkpoints" / "dates_dot.npz"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["dates_dot.json", "dates_dot.npz"]
+    again = load_pretrained("dates", "dot")
+    for saved, loaded in zip(model.get_weights(), again.get_weights(), strict=True):
+        np.testing.assert_array_equal(saved, loaded)
+    assert pretrained.read_record("dates", "dot")["fresh"] == {"exact_match": 1.0}
+    assert again.stats == model.stats

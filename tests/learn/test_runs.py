@@ -1,6 +1,8 @@
 """Tests for learn/runs.py: training in a background thread, watched and stopped from outside."""
 
-import time
+import threading
+
+import pytest
 
 from attnviz.learn import runs
 from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
@@ -13,6 +15,7 @@ def _pairs(epochs: int, seed: int = 0) -> TrainConfig:
     return TrainConfig(epochs, n_pairs=200, val_pairs=50, seed=seed)
 
 
+@pytest.mark.slow  # trains
 def test_a_run_reports_every_epoch_and_ends_with_its_model():
     run = TrainingRun.start("reverse", TINY, _pairs(2, seed=3))
     snapshot = run.join(timeout=120)
@@ -23,6 +26,7 @@ def test_a_run_reports_every_epoch_and_ends_with_its_model():
     assert not runs.training_active()
 
 
+@pytest.mark.slow  # trains
 def test_a_transformer_run_trains_the_transformer():
     small = TransformerConfig(layers=1, heads=2, d_model=8, d_ff=8)
     run = TrainingRun.start("reverse", small, TrainConfig(1, n_pairs=200, val_pairs=20, seed=3))
@@ -33,12 +37,25 @@ def test_a_transformer_run_trains_the_transformer():
     assert snapshot.model.translate("abc").cross.shape[:2] == (1, 2)  # one layer, two heads
 
 
+@pytest.mark.slow  # trains
 def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
-    run = TrainingRun.start("reverse", TINY, _pairs(50, seed=4))
-    deadline = time.monotonic() + 120
-    while len(run.snapshot().reports) < 2 and time.monotonic() < deadline:  # epoch 1 done
-        time.sleep(0.05)
-    run.stop()  # the page's Stop button
+    epoch_1 = threading.Event()
+    runs.TRAINING_SLOTS.acquire()  # the run waits for the slot while it is being watched
+    try:
+        run = TrainingRun.start("reverse", TINY, _pairs(50, seed=4))
+        report_epoch = run._on_epoch
+
+        def watched(report):  # the run's own epoch callback, which also says "epoch 1 done"
+            stop = report_epoch(report)
+            if report.epoch >= 1:
+                epoch_1.set()
+            return stop
+
+        run._on_epoch = watched
+    finally:
+        runs.TRAINING_SLOTS.release()
+    assert epoch_1.wait(120)
+    run.stop()  # the page's Stop button, from another thread
     snapshot = run.join(timeout=120)
     assert snapshot.state == "stopped"
     assert 2 <= len(snapshot.reports) < 51 and snapshot.model is not None

@@ -27,6 +27,7 @@ def ci_run():
     return model, reports
 
 
+@pytest.mark.slow  # trains
 def test_a_short_run_beats_the_floor(ci_run):
     model, reports = ci_run
     assert reports[0].val_char_accuracy < 0.2  # untrained: noise
@@ -34,6 +35,7 @@ def test_a_short_run_beats_the_floor(ci_run):
     assert reports[-1].loss < reports[1].loss
 
 
+@pytest.mark.slow  # trains
 def test_the_callback_sees_every_epoch_with_the_probe_attention(ci_run):
     model, reports = ci_run
     assert [r.epoch for r in reports] == [0, 1, 2]  # 0 = before the first step
@@ -50,6 +52,7 @@ def test_the_callback_sees_every_epoch_with_the_probe_attention(ci_run):
     assert reports[-1].probe.weights.max() > 0.3  # after training: it looks somewhere
 
 
+@pytest.mark.slow  # trains
 def test_the_model_keeps_its_best_epoch_and_its_stats(ci_run):
     model, reports = ci_run
     best = max(reports, key=lambda r: (r.val_char_accuracy, r.val_exact_match))
@@ -61,6 +64,7 @@ def test_the_model_keeps_its_best_epoch_and_its_stats(ci_run):
     assert 0 <= stats.val_alignment <= 1 and stats.train_seconds >= reports[-1].seconds
 
 
+@pytest.mark.slow  # trains
 def test_same_seed_same_weights(ci_run):
     model, reports = ci_run
     again = []
@@ -71,6 +75,7 @@ def test_same_seed_same_weights(ci_run):
     assert [r.probe.output for r in again] == [r.probe.output for r in reports]
 
 
+@pytest.mark.slow  # trains
 def test_a_trained_model_survives_clear_session(ci_run):
     model, _ = ci_run
     before = model.translate("22 nov 2026")
@@ -163,6 +168,7 @@ SMALL_TRAINING = TrainConfig(
 )
 
 
+@pytest.mark.slow  # trains
 def test_a_transformer_trains_with_the_same_loop_reports_and_determinism():
     reports = []
     model = train_transformer("reverse", SMALL_TRANSFORMER, SMALL_TRAINING, callback=reports.append)

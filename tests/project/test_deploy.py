@@ -1,12 +1,13 @@
 """attnviz behind nginx (deploy/): sessions spread over the replicas, stick to them, keep apart,
 and come back from the other replica when theirs dies.
 
-Two replicas and nginx are started as `deploy/run.py` starts them (`deploy/cluster.py`). Four
+Two replicas and nginx are started as `python -m deploy.run` starts them (`deploy.cluster`). Four
 users open the app through nginx in their own browser contexts, each with its own seed and mask;
-then replica r1 is killed (SIGKILL, like a crash). Its users' pages must reconnect through nginx
-to r2 by themselves within seconds: the page stays, and its next click is answered by r2 from
+then replica r1 is killed (SIGKILL, like a crash). Its users' pages must open a new websocket
+through nginx to r2 by themselves: the page stays, and its next click is answered by r2 from
 the inputs the page holds (a new session there); a reload shows the same view from the URL
-alone. r2's users must notice nothing.
+alone. r2's users must notice nothing. Every wait is Playwright's (a websocket event, a
+condition in the page), with a generous timeout: nothing is timed.
 
 Needs Debian's nginx and Chromium: without them the test is skipped with a hint, except under
 ATTNVIZ_REQUIRE_BROWSER=1 or CI=true, where that is a failure.
@@ -15,26 +16,25 @@ ATTNVIZ_REQUIRE_BROWSER=1 or CI=true, where that is a failure.
 from __future__ import annotations
 
 import os
-import sys
-import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from browser_support import REQUIRE_ENV, VIEWPORT, App, close, poll
+from browser_support import REQUIRE_ENV, VIEWPORT, App, close
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-HEADER = "x-attnviz-replica"  # deploy/nginx_config.py's HEADER, as Playwright spells headers
+from deploy import cluster
 
-pytestmark = pytest.mark.browser
+HEADER = "x-attnviz-replica"  # deploy.nginx_config's HEADER, as Playwright spells headers
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 USERS = 4
 N, D = 4, 4  # tokens and features of each user's random Q, K
 CAUSAL = "Causal (look-ahead) mask"
-RECOVERY_S = 15  # most time from the kill to a user's page working again
+RECONNECT_S = 60  # most time a page may take to open its new websocket (a failure, not a figure)
 VICTIM = "r1"
 
 
@@ -65,9 +65,15 @@ class User:
     closed: int = 0  # how many of them closed
 
     def shows_own_view(self) -> bool:
+        """Whether the page shows this user's input now."""
         raw = self.app.z("Raw scores")
         own = raw is not None and close(raw, raw_scores(self.seed).tolist(), tol=1e-4)
         return own and close(self.app.weights(), weights(self.seed, self.causal), tol=1e-5)
+
+    def wait_for_own_view(self) -> None:
+        """Wait until the page shows this user's input (its scores, then its weights)."""
+        self.app.wait_for_z(raw_scores(self.seed).tolist(), "Raw scores", tol=1e-4)
+        self.app.wait_for_weights(weights(self.seed, self.causal))
 
     def replica(self) -> str:
         """The replica nginx sends this browser's requests to (by its cookie)."""
@@ -77,11 +83,7 @@ class User:
 
 @pytest.fixture(scope="module")
 def nginx_cluster(chromium_path: str) -> Iterator[Any]:
-    """Two attnviz replicas behind nginx (a `deploy/cluster.py` Cluster), stopped at the end."""
-    if str(DEPLOY) not in sys.path:
-        sys.path.append(str(DEPLOY))  # imported here: it starts a log folder and signal handler
-    import cluster
-
+    """Two attnviz replicas behind nginx (a `deploy.cluster` Cluster), stopped at the end."""
     assert cluster.HEADER.lower() == HEADER
     reason = cluster.nginx_missing()
     if reason:
@@ -119,14 +121,14 @@ def _make_own(user: User, index: int) -> None:
     if index % 2:
         user.causal = True
         user.app.set_switch(CAUSAL, True)
-    poll(user.shows_own_view, f"user {index}'s own view")
+    user.wait_for_own_view()
 
 
 def _click_causal(user: User) -> None:
     """A live interaction: the server must know the user's seed to answer it right."""
     user.causal = not user.causal
     user.app.set_switch(CAUSAL, user.causal)
-    poll(user.shows_own_view, f"the view of seed {user.seed} with causal={user.causal}")
+    user.wait_for_own_view()
 
 
 def _sticky_log(running: Any) -> list[str]:
@@ -150,21 +152,22 @@ def test_sessions_spread_stick_and_survive_a_lost_replica(browser, nginx_cluster
         assert all(user.shows_own_view() for user in users)  # no one sees another's input
         assert _sticky_log(nginx_cluster) == []  # every request reached its session's replica
 
-        killed = time.monotonic()
-        nginx_cluster.replica(VICTIM).kill()
         moved = [u for i, u in enumerate(users) if placed[i] == VICTIM]
         kept = [u for i, u in enumerate(users) if placed[i] != VICTIM]
-        for user in moved:  # Streamlit's page reconnects by itself, through nginx to r2
-            # (idle() first: Playwright delivers the websocket events during its calls)
-            poll(lambda u=user: u.app.idle() and len(u.sockets) > 1, "a new websocket",
-                 timeout=RECOVERY_S)  # fmt: skip
+        with ExitStack() as reconnections:  # Streamlit's page reconnects by itself, via nginx
+            for user in moved:
+                reconnections.enter_context(user.app.page.expect_websocket(
+                    lambda socket: socket.url.endswith("/_stcore/stream"),
+                    timeout=RECONNECT_S * 1000,
+                ))  # fmt: skip
+            nginx_cluster.replica(VICTIM).kill()
         # The page stays as it was, and its next click runs on the other replica with the
         # inputs the page holds; a reload rebuilds the same view from the URL alone.
+        assert all(len(user.sockets) >= 2 and user.closed >= 1 for user in moved)
         _click_causal(moved[0])
-        recovered = time.monotonic() - killed
         moved[-1].app.page.reload()
         moved[-1].app.wait_for_charts(6)
-        poll(moved[-1].shows_own_view, "the same view after a reload", timeout=RECOVERY_S)
+        moved[-1].wait_for_own_view()  # the same view after a reload
         for user in moved:
             assert user.replica() != VICTIM
             _click_causal(user)
@@ -172,8 +175,6 @@ def test_sessions_spread_stick_and_survive_a_lost_replica(browser, nginx_cluster
             assert user.shows_own_view()
             assert (len(user.sockets), user.closed) == (1, 0)
             _click_causal(user)
-        assert recovered < RECOVERY_S, f"{recovered:.1f} s from the kill to a working click"
-        print(f"a click worked on the other replica {recovered:.1f} s after the kill")
         assert all(u.app.exceptions() == 0 and u.app.alerts() == [] for u in users)
     finally:
         for user in users:

@@ -177,6 +177,7 @@ def _all_resolutions() -> dict[tuple[str, str], dict[str, str] | AssertionError]
 
 
 @pytest.mark.network
+@pytest.mark.slow
 @pytest.mark.parametrize(("platform", "python"), CASES, ids=[f"{p.name}-py{v}" for p, v in CASES])
 def test_pinned_requirements_resolve(pypi: None, platform: Platform, python: str) -> None:
     versions = _all_resolutions()[(platform.name, python)]
@@ -195,6 +196,7 @@ def test_pinned_requirements_resolve(pypi: None, platform: Platform, python: str
 
 
 @pytest.mark.network
+@pytest.mark.slow
 def test_intel_macs_have_no_tensorflow_wheel(pypi: None) -> None:
     # Why the README leaves them out: TensorFlow stopped building them after 2.16.
     (tensorflow,) = [r for r in pins(ROOT / "requirements.txt") if r.name == "tensorflow"]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from pathlib import Path
 
 import app_support as ui
 import numpy as np
@@ -25,7 +24,9 @@ from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-NUMPY_LAB = {  # assets/presets/01_numpy_lab.json, the app's first-visit matrices
+from attnviz.inputs.presets import shipped_presets
+
+NUMPY_LAB = {  # attnviz/inputs/preset_files/01_numpy_lab.json, the app's first-visit matrices
     "q": [[1, 0, 0], [0, 1, 0]],
     "k": [[1, 2, 3], [4, 5, 6]],
     "v": [[0, 1, 0], [1, 0, 1]],
@@ -40,7 +41,7 @@ TITLES = (  # always all six stages, so the layout stays put as controls change
     "Attention weights",
     "Output (context vectors)",
 )
-PRESETS = sorted(p.stem for p in (Path(APP).parents[2] / "assets" / "presets").glob("*.json"))
+PRESETS = sorted(shipped_presets())
 TWO_SENTENCES = "The cat sat on the mat .\nIt slept ."  # 7 and 3 tokens
 
 
@@ -71,10 +72,10 @@ def _causal_lab(at: AppTest) -> None:
 
 def _select_preset(at: AppTest, name: str) -> None:
     """Pick a preset from the menu (via another one if it is already chosen)."""
-    if at.selectbox(key="preset").value == name:
+    if ui.preset_box(at).value == name:
         other = next(n for n in PRESETS if n != name)
-        at.selectbox(key="preset").set_value(other).run()
-    at.selectbox(key="preset").set_value(name).run()
+        ui.preset_box(at).set_value(other).run()
+    ui.preset_box(at).set_value(name).run()
 
 
 def _softmax(scores: np.ndarray, allowed: np.ndarray | None = None) -> np.ndarray:
@@ -195,7 +196,7 @@ def test_every_preset_is_checked():
 def test_every_preset_loads(at, name):
     _select_preset(at, name)
     ui.assert_ok(at)
-    assert at.selectbox(key="preset").value == name
+    assert ui.preset_box(at).value == name
     PRESET_CHECKS[name](at)
 
 
@@ -205,17 +206,17 @@ def test_the_preset_box_follows_the_inputs(at):
     assert teaches in ui.captions(at)
     np.testing.assert_allclose(ui.weights(at).max(axis=1), 0.711, atol=1e-3)  # as it says
     at.text_area(key="q_text").input("4 0 0 0\n0 4 0 0\n0 0 4 0\n0 0 0 5").run()  # an edit
-    assert at.selectbox(key="preset").value == "custom"
+    assert ui.preset_box(at).value == "custom"
     assert teaches not in ui.captions(at) and "not a preset's" in ui.captions(at)
     at.button(key="reset_preset").click().run()  # Reset to example: the preset as it came
-    assert at.selectbox(key="preset").value == "03_one_hot"
+    assert ui.preset_box(at).value == "03_one_hot"
     assert at.text_area(key="q_text").value.endswith("0 0 0 4")
     at.toggle(key="scale").set_value(False).run()  # a control the preset set counts too
-    assert at.selectbox(key="preset").value == "custom"
-    at.selectbox(key="preset").set_value("03_one_hot").run()  # choosing it again restores it
+    assert ui.preset_box(at).value == "custom"
+    ui.preset_box(at).set_value("03_one_hot").run()  # choosing it again restores it
     assert at.toggle(key="scale").value is True and teaches in ui.captions(at)
     at.button_group(key="source").set_value("random").run()
-    assert at.selectbox(key="preset").value == "custom"
+    assert ui.preset_box(at).value == "custom"
 
 
 def test_preset_forgets_the_previous_presets_padding(at):

@@ -56,6 +56,7 @@ def test_bad_input_says_what_is_wrong_and_keeps_the_text(text, match):
     assert at.text_input(key="learn_text_dates").value == text
 
 
+@pytest.mark.slow  # nine models
 def test_every_task_and_score_opens_its_shipped_model():
     at = _open()
     for task in ("reverse", at.button_group(key="task").options[-1]):
@@ -72,6 +73,7 @@ def test_scaling_on_points_to_training():
     assert any("without √D scaling" in i.value for i in at.info)
 
 
+@pytest.mark.slow  # trains
 def test_compare_shows_the_three_scores_side_by_side():
     at = _open(learn_view="Compare scores")
     table = at.dataframe[-1].value
@@ -83,7 +85,9 @@ def test_compare_shows_the_three_scores_side_by_side():
         assert any(t.startswith(f"{score}: ") for t in titles), titles
 
 
-@pytest.mark.parametrize("score", ["dot", "general", "concat"])
+@pytest.mark.parametrize(
+    "score", ["dot", *(pytest.param(s, marks=pytest.mark.slow) for s in ("general", "concat"))]
+)
 def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     at = _open(learn_view="One step in the explorer", score=score)
     model = load_pretrained("dates", score)
@@ -99,17 +103,18 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     np.testing.assert_allclose(ui.weights(at)[0], expected, atol=1e-5)
     origin = at.query_params["from"]  # the link names the step: it opens again elsewhere
     assert origin == f"step:dates:{score}:3:{text}"
-    assert at.selectbox(key="preset").value == "custom"  # the box says where they came from
+    assert ui.preset_box(at).value == "custom"  # the box says where they came from
     shared = ui.new_session("matrices", **{"from": origin, "view": "Heatmaps"})
     ui.assert_ok(shared)
     assert "Trained weights from Learn" in ui.captions(shared)
     np.testing.assert_allclose(ui.weights(shared)[0], expected, atol=1e-5)
     at.button(key="forget_learned").click().run()  # back to weights drawn from the seed
     assert "Trained weights" not in ui.captions(at) and "from" not in at.query_params
-    shared.selectbox(key="preset").set_value("03_one_hot").run()  # a preset forgets it too
+    ui.preset_box(shared).set_value("03_one_hot").run()  # a preset forgets it too
     assert "Trained weights" not in ui.captions(shared) and "from" not in shared.query_params
 
 
+@pytest.mark.slow  # trains
 def test_training_in_the_session_survives_reruns_and_clear_session():
     import keras
 
@@ -218,6 +223,7 @@ def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transfor
     np.testing.assert_allclose(ui.weights(at), expected, atol=1e-5)
 
 
+@pytest.mark.slow  # trains
 def test_a_transformer_trained_in_the_session_survives_reruns_and_clear_session():
     import keras
 

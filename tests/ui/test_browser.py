@@ -11,10 +11,11 @@ import io
 
 import numpy as np
 import pytest
-from browser_support import App, close, poll  # fixtures come from conftest's pytest_plugins
-from playwright.sync_api import Error as PlaywrightError
+from browser_support import WAIT_SECONDS, App, close  # fixtures: conftest's pytest_plugins
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 Q_LABEL = "Q (queries): one row per line"
 K_LABEL = "K (keys): one row per line"
@@ -77,7 +78,7 @@ def test_typed_matrices_and_a_preset_update_the_charts(app: App):
     assert app.alerts() == []
 
     app.select("Preset", "One-hot queries: sharp attention")
-    poll(lambda: app.text(Q_LABEL) == "4 0 0 0\n0 4 0 0\n0 0 4 0\n0 0 0 4", "the preset's Q")
+    app.wait_for_text(Q_LABEL, "4 0 0 0\n0 4 0 0\n0 0 4 0\n0 0 0 4")  # the preset's Q
     assert app.text(K_LABEL) == "1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1"
     assert app.text(V_LABEL) == "1 0\n0 1\n-1 0\n0 -1"
     app.wait_for_weights(reference_weights(np.eye(4) * 4, np.eye(4)))
@@ -87,11 +88,11 @@ def test_causal_toggle_changes_the_weights(app: App):
     app.open()
     app.set_switch(CAUSAL, False)  # a first visit may start with the preset's causal mask
     app.wait_for_weights(NUMPY_LAB)
-    poll(lambda: "causal=" not in app.location(), "causal off in the URL")
+    app.wait_for_query({"causal": None})  # off: not in the URL
     app.set_switch(CAUSAL, True)
     weights = app.wait_for_weights(NUMPY_LAB_CAUSAL)
     assert weights[0] == [1.0, 0.0]  # exact: the masked key gets nothing
-    poll(lambda: "causal=true" in app.location(), "causal on in the URL")
+    app.wait_for_query({"causal": ["true"]})
 
 
 def test_sentences_show_padding_tokens_as_text(app: App):
@@ -99,11 +100,11 @@ def test_sentences_show_padding_tokens_as_text(app: App):
     app.open_page("Sentences")
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     app.type_text(SENTENCES, "The dog barked loudly today.\nHi there.")
-    ticks = poll(lambda: "barked" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "sentence 0")
+    ticks = app.wait_for_ticks(WEIGHTS, "barked")  # sentence 0
     assert "<pad>" not in ticks  # the longer sentence needs no padding
 
     app.set_number("View sentence (0 – 1)", 1)
-    ticks = poll(lambda: "Hi" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "sentence 1")
+    ticks = app.wait_for_ticks(WEIGHTS, "Hi")  # sentence 1
     assert "<pad>" in ticks  # shown as text...
     assert app.page.locator(".js-plotly-plot pad").count() == 0  # ...not parsed as a tag
     html = app.page.locator(".js-plotly-plot .xtick text, .js-plotly-plot .x2tick text")
@@ -119,7 +120,7 @@ def test_compare_view_draws_a_b_and_their_difference(app: App):
     app.set_switch(CAUSAL, True)
     app.wait_for_weights(NUMPY_LAB_CAUSAL)
     app.open_tab("Compare")
-    titles = poll(lambda: "A − B" in app.chart_titles() and app.chart_titles(), "compare charts")
+    titles = app.wait_for_chart("A − B")
     assert titles == ["A: current settings", "B: no masks", "A − B"]
     app.wait_for_weights(NUMPY_LAB_CAUSAL, "A: current settings")
     app.wait_for_weights(NUMPY_LAB, "B: no masks")
@@ -151,15 +152,14 @@ def test_shared_url_reopens_the_same_view(open_app):
     first.choose("Score function", "general")
     first.type_text(Q_LABEL, "1 1 0\n0 1 1")
     wanted = {"causal": ["true"], "score": ["general"], "q_text": ["1 1 0\n0 1 1"]}
-    poll(lambda: wanted.items() <= first.query().items(), f"{wanted} in the URL")
+    first.wait_for_query(wanted)
     dot_scores = [[3, 9], [5, 11]]  # Q Kᵀ: what the dot score would give
-
-    def general_weights():
-        raw, weights = first.z("Raw scores"), first.weights()
-        drawn = raw is not None and len(raw) == 2 and not close(raw, dot_scores)
-        return drawn and weights and weights[0] == [1.0, 0.0] and weights
-
-    weights = poll(general_weights, "the general score's causal weights")
+    weights = first.wait_until(
+        "(page, dot) => { const raw = page.z('Raw scores'), w = page.weights('Attention weights');"
+        " return raw && raw.length === 2 && !page.close(raw, dot, 1e-5) && w"
+        " && w[0][0] === 1 && w[0][1] === 0 && w; }",
+        dot_scores, "the general score's causal weights",
+    )  # fmt: skip
     url = first.location()
 
     second = open_app().open(url)  # a new context: a fresh session with only the URL
@@ -176,13 +176,13 @@ def test_shared_url_reopens_the_same_view(open_app):
 def test_bad_input_shows_its_message_and_the_page_keeps_working(app: App):
     app.open()
     app.type_text(Q_LABEL, "1 2\n3 x")
-    alert = poll(lambda: " ".join(app.alerts()), "an error message")
+    alert = app.wait_for_alerts()
     assert "row 2, column 2: 'x' is not a number" in alert
     q_column = app.page.locator('[data-testid="stColumn"]').filter(
         has=app.page.get_by_label(Q_LABEL, exact=True)
     )
     assert q_column.locator('[data-testid="stAlertContentError"]').count() == 1  # next to Q
-    poll(lambda: not app.chart_titles(), "the charts to go")
+    app.wait_for_no_charts()
     assert app.exceptions() == 0
     assert app.switch(CAUSAL).is_visible()  # the sidebar still works
     assert app.text(Q_LABEL) == "1 2\n3 x"  # what the user typed stays
@@ -190,7 +190,7 @@ def test_bad_input_shows_its_message_and_the_page_keeps_working(app: App):
 
     app.type_text(Q_LABEL, "1 0 0\n0 1 0")
     app.wait_for_weights(NUMPY_LAB_CAUSAL)
-    poll(lambda: app.alerts() == [], "the error message to go")
+    app.wait_for_alerts(present=False)
 
 
 def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
@@ -199,7 +199,7 @@ def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     attack = "<img src=x onerror=alert(1)>"
     app.type_text(SENTENCES, attack)
-    ticks = poll(lambda: "onerror" in app.ticks(WEIGHTS) and app.ticks(WEIGHTS), "the tokens")
+    ticks = app.wait_for_ticks(WEIGHTS, "onerror")
     app.wait_for_charts(4)
     assert {"<", "img", "src", "=", "x", "onerror", "alert", "(", "1", ")", ">"} <= set(ticks)
     assert app.text(SENTENCES) == attack
@@ -208,10 +208,10 @@ def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
     app.page.locator('[data-testid="stCode"]').filter(has_text="(<)").first.wait_for()
     assert_harmless(app)
 
-    poll(lambda: app.query().get("sentences") == [attack], "the sentence in the URL")
+    app.wait_for_query({"sentences": [attack]})
     shared = open_app().open(app.location())  # the same text arriving by a link
-    poll(lambda: shared.text(SENTENCES) == attack, "the sentence restored from the link")
-    poll(lambda: "onerror" in shared.ticks(WEIGHTS), "the tokens from the link")
+    shared.wait_for_text(SENTENCES, attack)
+    shared.wait_for_ticks(WEIGHTS, "onerror")
     assert_harmless(shared)
 
 
@@ -233,19 +233,17 @@ def test_multihead_grid_and_line_view_hover(app: App):
     average = np.array(app.weights("Average of the heads"), dtype=float)
     head1 = np.array(app.weights("Head 1"), dtype=float)
     assert np.allclose(average, (head0 + head1) / 2, atol=1e-5)
-    frame = poll(
-        lambda: (
-            app.page.frame_locator("iframe").first.locator("svg text").count()
-            and app.page.frame_locator("iframe").first
-        ),
-        "the line view",
-    )
+    frame = app.page.locator("iframe").first.element_handle().content_frame()
+    frame.wait_for_selector("svg text")  # the line view
     texts = frame.locator("svg text")
-    lines = frame.locator("svg line")
-    total = lines.count()
+    total = frame.locator("svg line").count()
     assert total > 0
-    texts.first.hover()  # the first query token
-    visible = poll(lambda: frame.locator("svg line:visible").count() or None, "hover")
+    texts.first.hover()  # the first query token: its lines stay, the others get display: none
+    visible = frame.wait_for_function(
+        "(total) => { const n = Array.from(document.querySelectorAll('svg line'))"
+        ".filter(l => l.style.display !== 'none').length; return n < total && n; }",
+        arg=total, timeout=WAIT_SECONDS * 1000,
+    ).json_value()  # fmt: skip
     assert 0 < visible < total  # only this token's lines remain
     assert app.dialogs == [] and app.errors == []
 
@@ -255,33 +253,39 @@ def test_zoom_keeps_the_token_labels_on_their_cells(app: App):
     app.open_page("Sentences")
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     app.type_text(SENTENCES, "The cat sat on the mat")
-    poll(lambda: "mat" in app.ticks(WEIGHTS) and app.idle(), "sentence labels")
+    app.wait_for_ticks(WEIGHTS, "mat")  # the sentence's labels
     chart = app.page.locator(".js-plotly-plot").filter(has_text=WEIGHTS).first
-    poll(lambda: _scrolled_to(chart), "the weights chart in view")
-    box = chart.locator(".nsewdrag").first.bounding_box()
-    app.page.mouse.move(box["x"] + box["width"] * 0.05, box["y"] + box["height"] * 0.05)
-    app.page.mouse.down()
-    app.page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5, steps=8)
-    app.page.mouse.up()
-    ranges = "d => ['xaxis', 'xaxis2', 'yaxis', 'yaxis2'].map(a => d._fullLayout[a].range)"
-    x, x2, y, y2 = poll(
-        lambda: (r := chart.evaluate(ranges)) and r[0] != [-0.5, 5.5] and r, "zoomed ranges"
-    )
+    full = [[-0.5, 5.5], [-0.5, 5.5], [5.5, -0.5], [5.5, -0.5]]  # x, x2, y, y2: every cell
+    for attempt in range(3):  # a late redraw of the page may swallow a drag: drag again
+        app.wait_until("(page) => page.idle()", None, "the page to be idle")
+        app.scroll_to(chart)
+        box = chart.locator(".nsewdrag").first.bounding_box()
+        app.page.mouse.move(box["x"] + box["width"] * 0.05, box["y"] + box["height"] * 0.05)
+        app.page.mouse.down()
+        app.page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5, steps=8)
+        app.page.mouse.up()
+        try:
+            zoomed = "(r, full) => r[0][0] !== full[0][0]"
+            x, x2, y, y2 = _wait_for_ranges(app, chart, zoomed, full, 10 if attempt < 2 else 30)
+            break
+        except PlaywrightTimeout:
+            continue
     assert x == x2 and y == y2  # the label axes moved with the cells
     assert x[1] - x[0] < 4 and y[0] - y[1] < 4  # and it did zoom in
     chart.locator(".nsewdrag").first.dblclick()
-    poll(lambda: chart.evaluate(ranges) == [[-0.5, 5.5], [-0.5, 5.5], [5.5, -0.5], [5.5, -0.5]],
-         "ranges reset by a double click")  # fmt: skip
+    _wait_for_ranges(app, chart, "(r, full) => JSON.stringify(r) === JSON.stringify(full)", full)
 
 
-def _scrolled_to(locator) -> bool:
-    """Scroll `locator` to the middle of the window (clear of the navigation bar at the top);
-    False if it was being redrawn (detached) meanwhile."""
-    try:
-        locator.evaluate("e => e.scrollIntoView({block: 'center'})", timeout=2000)
-    except PlaywrightError:
-        return False
-    return True
+def _wait_for_ranges(app: App, chart, condition: str, full: list, seconds=WAIT_SECONDS) -> list:
+    """Wait until the ranges of the chart's four axes meet `condition(ranges, full)`; them."""
+    script = (
+        "([d, full]) => { const r = ['xaxis', 'xaxis2', 'yaxis', 'yaxis2']"
+        f".map(a => d._fullLayout[a].range); return ({condition})(r, full) && r; }}"
+    )
+    handle = chart.element_handle()
+    return app.page.wait_for_function(
+        script, arg=[handle, full], timeout=seconds * 1000
+    ).json_value()
 
 
 def test_learn_trains_a_tiny_model_and_the_probe_attention_changes(app: App):
@@ -290,24 +294,17 @@ def test_learn_trains_a_tiny_model_and_the_probe_attention_changes(app: App):
     query = "learn?task=reverse&learn_model=Train&learn_epochs=3&learn_pairs=500"
     app.open(f"{app.url}/{query}", charts=0)
     app.page.get_by_role("button", name="Train").click()
-    poll(lambda: app.page.get_by_text("Trained 3 epochs").count() == 1, "training to end", 180)
-    translate = app.page.get_by_role("tab", name="Translate")  # drawn once training has ended
-    poll(lambda: translate.count() == 1 and _probe_title(app, 3) != "" and app.idle(), "the model")
-    last = app.weights(_probe_title(app, 3))
+    expect(app.page.get_by_text("Trained 3 epochs")).to_have_count(1, timeout=180_000)
+    # the model's tabs are drawn by the last run after training: the slider stays put from here
+    expect(app.page.get_by_role("tab", name="Translate")).to_have_count(1, timeout=60_000)
+    last = app.weights(app.wait_for_title_starting("Epoch 3: "))  # epoch 3's probe heatmap
     slider = app.page.get_by_role("slider", name="Probe attention after epoch (0 = untrained)")
     slider.focus()
-    slider.press("Home")
-    poll(lambda: _probe_title(app, 0) != "", "the untrained model's probe heatmap")
-    first = app.weights(_probe_title(app, 0))
+    slider.press("Home")  # it keeps its value across reruns: it has a key
+    first = app.weights(app.wait_for_title_starting("Epoch 0: "))
     assert len(last) >= 1 and len(first[0]) == len(last[0])  # same input, other epochs
     assert not close(last[: len(first)], first[: len(last)], tol=1e-3)  # attention moved
     assert app.exceptions() == 0 and app.errors == []
-
-
-def _probe_title(app: App, epoch: int) -> str:
-    """The title of the probe heatmap after `epoch` ("" while it is not on the page)."""
-    prefix = f"Epoch {epoch}: "
-    return next((t for t in app.chart_titles() if t.startswith(prefix)), "")
 
 
 def test_model_view_click_on_a_head_enlarges_it(app: App):
@@ -315,17 +312,16 @@ def test_model_view_click_on_a_head_enlarges_it(app: App):
     # starts as the best-aligned cross head; clicking another square of the cross head map
     # enlarges that head: its heatmap, title and weights.
     app.open(f"{app.url}/?mode=Learn&learn_arch=Transformer&learn_tview=Model+view", charts=8)
-    first = poll(lambda: next((t for t in app.chart_titles() if t.startswith("cross · ")), None),
-                 "the enlarged head")  # fmt: skip
+    first = app.wait_for_title_starting("cross · ")  # the enlarged head
     squares = app.page.locator(".st-key-mv_map_cross path.point")
-    poll(lambda: squares.count() == 8 or None, "the cross head map")
+    expect(squares).to_have_count(8, timeout=WAIT_SECONDS * 1000)  # the cross head map
     target = next(i for i in range(8) if f"layer {i // 4} · head {i % 4}" not in first)
     square = squares.nth(target)
-    poll(lambda: _scrolled_to(square), "the head map in view")
+    app.scroll_to(square)
     box = square.bounding_box()
     app.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     title = f"cross · layer {target // 4} · head {target % 4}"
-    poll(lambda: title in app.chart_titles() and app.idle(), f"{title} enlarged")
+    app.wait_for_chart(title)  # enlarged
     enlarged = np.array(app.weights(title), dtype=float)
     grid = app.page.locator(".st-key-mv-grid-cross .js-plotly-plot")
     thumbnail = grid.evaluate(

@@ -32,9 +32,9 @@ SEQUENCE = slot("dec_seq", 0, url=True)  # the batch item shown
 LAYER = slot("dec_layer", 0, url=True)  # the random decoder's layer shown
 TRAINED_LAYER = slot("dec_tlayer", 0, url=True)  # the trained decoder's layer shown
 SIZES = (  # (slot, label, least, most); defaults: the tutorial's sizes
-    (slot("dec_batch", 64, url=True), "Batch", 1, limits.MAX_DECODER_PAGE_BATCH),
-    (slot("dec_t", 5, url=True), "Target tokens T", 1, limits.MAX_DECODER_PAGE_SIDE),
-    (slot("dec_s", 5, url=True), "Source tokens S", 1, limits.MAX_DECODER_PAGE_SIDE),
+    (slot("dec_batch", 64, url=True), "Batch", 1, limits.APP_DECODER_BATCH),
+    (slot("dec_t", 5, url=True), "Target tokens T", 1, limits.APP_DECODER_SIDE),
+    (slot("dec_s", 5, url=True), "Source tokens S", 1, limits.APP_DECODER_SIDE),
     (slot("dec_vocab", 20, url=True), "Vocabulary", 2, limits.MAX_VOCAB),
     (slot("dec_h", 8, url=True), "Heads h", 1, limits.MAX_HEADS),
     (slot("dec_dmodel", 512, url=True), "d_model", 1, limits.MAX_FEATURES),

@@ -20,6 +20,7 @@ from attnviz.ui import results, sidebar
 from attnviz.ui.input_widgets import first_sequence, sequence_selector
 from attnviz.ui.messages import error, plain, shown
 from attnviz.ui.mode import Mode
+from attnviz.ui.navigation import write_fields
 from attnviz.ui.shipped import Opened, reopened
 from attnviz.ui.state import slot, slot_family
 
@@ -30,7 +31,10 @@ K_TEXT = slot("k_text", "")
 V_TEXT = slot("v_text", "")
 MATRIX_NAMES = (("queries", "Q", Q_TEXT), ("keys", "K", K_TEXT), ("values", "V", V_TEXT))
 CUSTOM = "custom"  # what the preset box says when the inputs are not a preset's
-PRESET = slot("preset", DEFAULT_PRESET)  # the preset box: a preset's name, or CUSTOM
+PRESET = slot("preset", DEFAULT_PRESET)  # what the preset box shows: a preset's name, or CUSTOM
+PRESET_BOXES = slot_family("preset_box", None)  # preset_box_<n>: the box's widget, drawn anew
+BOX = slot("preset_drawn", 0)  # (n + 1) whenever the page changes what it shows: a box the
+# browser still shows the old choice of can never send it back as a new one
 LAST_PRESET = slot("last_preset", DEFAULT_PRESET)  # the preset applied last (Reset goes back)
 SOURCE = slot("source", "type", url=True)  # where Q, K, V come from: a key of SOURCES
 PAD_KEYS = slot_family("pad_keys", [], url=True)  # pad_keys_<b>: padding keys of sequence b
@@ -77,6 +81,8 @@ def apply_preset(preset: Preset, settings: dict | None = None) -> None:
     first_sequence(preset.sequence)
     _forget_learned()
     LAST_PRESET.set(preset.name)
+    PRESET.set(preset.name)
+    BOX.set(BOX.get() + 1)  # the box shows it afresh
 
 
 def _unchanged(preset: Preset) -> bool:
@@ -100,7 +106,6 @@ def _unchanged(preset: Preset) -> bool:
 def _reset() -> None:
     """Back to the preset applied last, as it came (a button callback)."""
     apply_preset(presets()[LAST_PRESET.get()])
-    PRESET.set(LAST_PRESET.get())
 
 
 def _set_texts(query: str, key: str, value: str) -> None:
@@ -108,8 +113,9 @@ def _set_texts(query: str, key: str, value: str) -> None:
         text.set(typed)
 
 
-def _on_preset() -> None:
-    chosen = presets().get(PRESET.get())
+def _on_preset(box: str) -> None:
+    """A preset was picked in the box `box` (its widget key): apply it."""
+    chosen = presets().get(PRESET_BOXES.of(box).get())
     if chosen:
         apply_preset(chosen)
 
@@ -126,8 +132,10 @@ def start_session() -> None:
         for (_, _, text), default in zip(MATRIX_NAMES, typed, strict=True):
             text.setdefault(default)
         return
-    apply_preset(preset)  # its settings reach the URL with the controls, as they differ
-    PRESET.set(DEFAULT_PRESET)  # from their defaults
+    apply_preset(preset)
+    # A bound control set before its first draw does not reach the URL by itself: write the
+    # preset's settings here, so a reload or a copied link shows them, not the defaults.
+    write_fields(sidebar.changed_settings(dict(preset.settings)))
 
 
 def prepare(
@@ -136,7 +144,6 @@ def prepare(
     """Open this page on `preset` (a shipped preset's name) with `settings` changed, on the
     results tab `view`, comparing `compare` (a key of `results.COMPARISONS`)."""
     apply_preset(presets()[preset], settings)
-    PRESET.set(preset)
     results.show_view(view or results.VIEWS[0])
     if compare is not None:
         results.show_comparison(compare)
@@ -193,16 +200,25 @@ def matrix_panel() -> Problem | None:
     """Q, K, V from typed text, uploads or a seeded random draw, plus padding keys."""
     shipped = presets()
     last = shipped.get(LAST_PRESET.get(), shipped[DEFAULT_PRESET])
-    PRESET.set(last.name if _unchanged(last) else CUSTOM)  # the box says what is shown
+    shown = last.name if _unchanged(last) else CUSTOM  # the box says what the inputs are
+    if shown != PRESET.get():
+        PRESET.set(shown)
+        BOX.set(BOX.get() + 1)  # a new box: the old one's choice is stale
+    for old in PRESET_BOXES.members():
+        if old.key != PRESET_BOXES.of(BOX.get()).key:
+            old.clear()
     learned = LEARNED.get()
     custom = f"From Learn: {learned.source}" if learned else "Custom: your own inputs"
     choice, reset = st.columns([5, 1], vertical_alignment="bottom")
+    options = [CUSTOM, *shipped]
     choice.selectbox(
         "Preset",
-        [CUSTOM, *shipped],
+        options,
+        index=options.index(shown),
         format_func=lambda n: custom if n == CUSTOM else shipped[n].title,
         on_change=_on_preset,
-        **PRESET.widget(),
+        args=(BOX.get(),),
+        key=PRESET_BOXES.of(BOX.get()).key,
     )
     reset.button(
         "Reset to example",

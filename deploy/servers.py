@@ -1,8 +1,11 @@
-"""Streamlit servers for the benchmark: start, wait until healthy, read their memory, stop.
+"""Streamlit servers: start one, wait until it is healthy, read its memory, stop it.
 
-Every server started here is registered and stopped at exit, on Ctrl-C and on SIGTERM, so a
-failed or interrupted run leaves nothing behind. The floor app runs with the same server
-settings as attnviz (read from the repository's `.streamlit/config.toml`).
+The one launcher of the scripts and tests that run servers: the replicas of `deploy.cluster`
+(and so `python -m deploy.run`), the benchmark (`bench/`), the browser tests and
+`python -m bench.screenshots`. Every server started here is registered and stopped at exit, on
+Ctrl-C and on SIGTERM, so a failed or interrupted run leaves nothing behind; the log folder and
+those handlers are set up by the first server started, not on import. The benchmark's floor apps
+run with the same server settings as attnviz (`attnviz.ui.server_config`).
 """
 
 from __future__ import annotations
@@ -14,18 +17,19 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-import tomllib
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = Path(__file__).resolve().parent
+from attnviz.ui import server_config
+
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 START_SECONDS = 120  # most time a server may take to answer its health check
-LOG_DIR = Path(tempfile.mkdtemp(prefix="attnviz-bench-"))
 _RUNNING: list[Server] = []
+_LOG_DIR: Path | None = None  # the one log folder, once a server has been started
 
 
 @dataclass
@@ -95,42 +99,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def config_flags(path: Path = ROOT / ".streamlit" / "config.toml") -> list[str]:
-    """attnviz's Streamlit settings as command-line flags, to give the floor app the same ones."""
-    config = tomllib.loads(path.read_text(encoding="utf-8"))
-    flags = []
-    for section, options in config.items():
-        for option, value in options.items():
-            text = str(value).lower() if isinstance(value, bool) else str(value)
-            flags += [f"--{section}.{option}", text]
-    return flags
-
-
 SCRIPTS = {  # server name -> (script, folder it runs from)
     "attnviz": ("app.py", ROOT),
-    "floor": ("floor_app.py", BENCH),
-    "floor-model-view": ("floor_model_view.py", BENCH),
+    "floor": ("floor_app.py", ROOT / "bench"),  # the benchmark's baselines
+    "floor-model-view": ("floor_model_view.py", ROOT / "bench"),
 }
 
 
 def start(name: str, port: int | None = None, env: dict[str, str] | None = None) -> Server:
-    """Launch the attnviz app (`name="attnviz"`, from the repository root) or a floor app
-    (`name="floor"` or `"floor-model-view"`, from `bench/`; see `SCRIPTS`) on `port` (default: a
-    free one), with `env` added to the environment; returns at once (see `wait_healthy`)."""
+    """Launch the attnviz app (`name="attnviz"`, from the repository root) or a benchmark floor
+    app (`name="floor"` or `"floor-model-view"`, from `bench/`; see `SCRIPTS`) on `port`
+    (default: a free one), with `env` added to the environment; returns at once (see
+    `wait_healthy`)."""
     port = port or free_port()
     script, cwd = SCRIPTS[name]
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
-    if name != "attnviz":
-        command += config_flags()
+    if name != "attnviz":  # attnviz reads them from .streamlit/config.toml, as a user's run does
+        command += server_config.flags()
     env = {"TF_CPP_MIN_LOG_LEVEL": "2", "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "0", **(env or {})}
     return spawn(name, command, cwd, f"http://127.0.0.1:{port}", env)
 
 
 def spawn(name: str, command: list[str], cwd: Path, url: str, env: dict[str, str]) -> Server:
     """Launch any server process (a Streamlit app, nginx) answering at `url`, its output in
-    `LOG_DIR`, registered to be stopped at exit; returns at once."""
-    log = LOG_DIR / f"{name}-{url.rsplit(':', 1)[-1]}.log"
+    `log_dir()`, registered to be stopped at exit; returns at once."""
+    log = log_dir() / f"{name}-{url.rsplit(':', 1)[-1]}.log"
     launched = time.time()
     with log.open("wb") as out:
         process = subprocess.Popen(
@@ -145,6 +139,18 @@ def spawn(name: str, command: list[str], cwd: Path, url: str, env: dict[str, str
     server = Server(name, process, url, log, launched)
     _RUNNING.append(server)
     return server
+
+
+def log_dir() -> Path:
+    """The temporary folder of the servers' logs; the first call makes it and registers the
+    clean-up (at exit and on SIGTERM)."""
+    global _LOG_DIR
+    if _LOG_DIR is None:
+        _LOG_DIR = Path(tempfile.mkdtemp(prefix="attnviz-servers-"))
+        atexit.register(stop_all)
+        if threading.current_thread() is threading.main_thread():  # only it may set handlers
+            signal.signal(signal.SIGTERM, _on_sigterm)
+    return _LOG_DIR
 
 
 def _healthy(url: str) -> bool:
@@ -188,7 +194,3 @@ def stop_all() -> None:
 
 def _on_sigterm(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # unwinds through `finally` blocks, then atexit
-
-
-atexit.register(stop_all)
-signal.signal(signal.SIGTERM, _on_sigterm)

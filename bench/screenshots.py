@@ -1,20 +1,23 @@
-"""Take the README screenshots of the running app in headless Chromium.
+"""Take the README screenshots of the app in headless Chromium.
 
-Usage: start the app (`streamlit run app.py --server.port 8601`), then
-`python assets/screenshots/take_screenshots.py [http://127.0.0.1:8601]`.
-Each shot opens a shared URL (the app keeps its settings in the URL), waits for the charts
-and saves a PNG beside this file.
+    python -m bench.screenshots                          # starts its own server, then stops it
+    python -m bench.screenshots http://127.0.0.1:8601    # an app already running there
+
+(from the repository root). Each shot opens a shared URL (the app keeps its settings in the
+URL), waits for the charts and saves a PNG in `assets/screenshots/`.
 """
+
+from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE.parents[1] / "bench"))
-from pages import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  (the benchmark's browser settings)
+from deploy import servers
+from deploy.chromium import CHROMIUM, CHROMIUM_ARGS
+
+FOLDER = servers.ROOT / "assets" / "screenshots"  # where the README finds them
 
 SHOTS = {  # file name: (URL query, page height)
     "heatmaps": ("", 1900),
@@ -47,7 +50,7 @@ def take(base: str) -> None:
                 '[data-testid="stStatusWidget"]', state="detached", timeout=60_000
             )
             time.sleep(2)  # let plotly finish its transitions
-            page.screenshot(path=HERE / f"{name}.png")
+            page.screenshot(path=FOLDER / f"{name}.png")
             page.close()
         _model_view_clips(browser, base)
         browser.close()
@@ -67,9 +70,22 @@ def _model_view_clips(browser, base: str) -> None:
         else:
             height = end
         clip = {"x": 290, "y": top, "width": 1090, "height": height}
-        page.screenshot(path=HERE / f"{name}.png", clip=clip)
+        page.screenshot(path=FOLDER / f"{name}.png", clip=clip)
     page.close()
 
 
+def main(argv: list[str]) -> int:
+    """Shoot the app at the given URL, or at a server started (and stopped) here."""
+    if argv:
+        take(argv[0].rstrip("/"))
+        return 0
+    server = servers.launch("attnviz")
+    try:
+        take(server.url)
+    finally:
+        server.stop()
+    return 0
+
+
 if __name__ == "__main__":
-    take(sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:8601")
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,33 @@
+"""The attnviz server: an `st.App` serving the page script, with a warm-up when it starts.
+
+`streamlit run attnviz/ui/server.py` (what the `attnviz` command runs) and `streamlit run app.py`
+(the checkout's entry, which builds its `st.App` from the same `PAGE` and `lifespan`) serve the
+page script `attnviz/ui/page.py` once per session and per rerun.
+
+The lifespan hook starts a background thread that imports TensorFlow and traces the attention
+graph as soon as the first page has drawn its inputs and controls (or 3 s after the server
+starts, if no one has come yet): the page appears as fast as a plain Streamlit page, and the
+import does not wait for the first click.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import streamlit as st
+
+PAGE = Path(__file__).resolve().parent / "page.py"  # the page script, found wherever installed
+
+
+@asynccontextmanager
+async def lifespan(_app: st.App):
+    """Start the warm-up (`attnviz.ui.warmup.warm_up`) in a daemon thread; nothing to stop."""
+    from attnviz.ui.warmup import warm_up  # light: imports nothing heavy itself
+
+    threading.Thread(target=warm_up, name="attnviz-warm-up", daemon=True).start()
+    yield
+
+
+app = st.App(PAGE, lifespan=lifespan)
