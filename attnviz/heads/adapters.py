@@ -46,10 +46,11 @@ def heads_in_batch(layer: keras.layers.Layer, heads: int, batch: int) -> int:
     return 1
 
 
-def fold_name(layer: keras.layers.Layer, path: str) -> str:
+def fold_name(layer: keras.layers.Layer, caller: Any, path: str) -> str:
     """What each of a group-wise layer's batch entries is: "windows", "frames", "patches" or
-    "groups"."""
-    if getattr(layer, "window_size", None) is not None or "window" in path.lower():
+    "groups" (e.g. a pipeline that doubles its batch for classifier-free guidance)."""
+    windowed = any(getattr(x, "window_size", None) for x in (layer, caller) if x is not None)
+    if windowed or "window" in path.lower():
         return "windows"
     if "spatial" in path:
         return "frames"  # VideoPrism: spatial attention within each frame

@@ -28,6 +28,8 @@ import keras
 WAVELENGTHS = ("rope_max_wavelength", "max_wavelength", "rope_wavelength",
                "rotary_max_wavelength", "rope_theta", "theta")  # fmt: skip
 ROTARY_FRACTIONS = ("rotary_percentage", "partial_rotary_factor", "rope_partial_rotary_factor")
+GIVEN_ROTATIONS = {"position_embeddings", "positional_encoding", "rotary_embedding"}  # arguments
+ADDED_POSITIONS = ("DFineMultiheadAttention",)  # given `position_embeddings` to add, not rotate
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class PositionScheme:
     """How an attention layer brings in token positions."""
 
     name: str  # "none", "rope", "alibi", "t5-buckets", "relative-table", "relative-axes",
-    # "disentangled" or "relative"
+    # "disentangled", "relative" or "added"
     applied: str  # "qk" (in the recorded Q and K), "scores" (in the logits only), "" (none)
     text: str  # one sentence for a view, e.g. "RoPE (wavelength 10000): Q and K rotated ..."
     details: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))  # numbers
@@ -73,18 +75,30 @@ def _sublayers(layer: keras.layers.Layer) -> list[keras.layers.Layer]:
 
 
 def _call_parameters(layer: keras.layers.Layer) -> set[str]:
+    """The names `layer.call` takes (Keras lists them; else from the signature)."""
+    listed = getattr(layer, "call_signature_parameters", None)
+    if isinstance(listed, (list, tuple)):
+        return set(listed)
     try:
         return set(pyinspect.signature(layer.call).parameters)
     except (TypeError, ValueError):
         return set()
 
 
+def _added(layer: keras.layers.Layer) -> PositionScheme | None:
+    """DETR-style layers (D-Fine): position embeddings added to the inputs of Q and K."""
+    if type(layer).__name__ not in ADDED_POSITIONS:
+        return None
+    text = "Position embeddings added to the inputs of Q and K (DETR): Q·Kᵀ includes them."
+    return _scheme("added", "qk", text)
+
+
 def _rope(layer: keras.layers.Layer) -> PositionScheme | None:
     """Rotary embeddings: a rotary sublayer, or rotations the model hands to the call."""
-    if getattr(layer, "use_rope", True) is False:
-        return None  # SmolLM3's layers without RoPE ("NoPE")
+    if False in (getattr(layer, "use_rope", True), getattr(layer, "apply_rotary_embedding", True)):
+        return None  # SmolLM3's layers without RoPE ("NoPE"), Moonshine's cross-attention
     rotary = [s for s in _sublayers(layer) if _is_rotary(type(s).__name__)]
-    given = _call_parameters(layer) & {"position_embeddings", "positional_encoding"}
+    given = _call_parameters(layer) & GIVEN_ROTATIONS
     if not rotary and not given and "rope" not in type(layer).__name__.lower():
         return None
     sources = [layer, *rotary]
@@ -180,5 +194,6 @@ def _xlnet_relative(layer: keras.layers.Layer) -> PositionScheme | None:
 
 
 READERS: tuple[Callable[[keras.layers.Layer], PositionScheme | None], ...] = (
-    _alibi, _t5_buckets, _relative_table, _relative_axes, _disentangled, _xlnet_relative, _rope,
+    _alibi, _t5_buckets, _relative_table, _relative_axes, _disentangled, _xlnet_relative, _added,
+    _rope,
 )  # fmt: skip

@@ -84,7 +84,7 @@ def read_out(captured: Captured, batch: int | None) -> Readout:
         head_mask=head_mask,
         kv_heads=_kv_heads(arrays[3], arrays[4]),
         position=position_scheme(layer),
-        fold=_fold(weights.shape[0], batch, layer, captured.owner.path),
+        fold=_fold(weights.shape[0], batch, layer, caller, captured.owner.path),
         notes=notes,
     )
 
@@ -138,8 +138,8 @@ def _same(key: np.ndarray, value: np.ndarray, g: int, h: int) -> bool:
     return np.array_equal(key[:, g], key[:, h]) and np.array_equal(value[:, g], value[:, h])
 
 
-def _fold(entries: int, batch: int | None, layer, path: str) -> Fold | None:
+def _fold(entries: int, batch: int | None, layer, caller, path: str) -> Fold | None:
     """The fold of a batch axis of `entries` entries, for a model batch of `batch`."""
     if not batch or entries == batch or entries % batch:
         return None
-    return Fold(adapters.fold_name(layer, path), entries // batch)
+    return Fold(adapters.fold_name(layer, caller, path), entries // batch)

@@ -118,7 +118,9 @@ def _attention_like(trace: OpTrace) -> list[tuple]:
 
 
 def _looks_like_attention(layer: Any) -> bool:
-    return isinstance(layer, KEEP_OWNER) or "attention" in type(layer).__name__.lower()
+    """Keras's attention layers, or a class named "…Attention…" (not "…AttentionMask…")."""
+    name = type(layer).__name__.lower()
+    return isinstance(layer, KEEP_OWNER) or ("attention" in name and "mask" not in name)
 
 
 def _nested(inner: tuple, outer: tuple) -> bool:

@@ -26,16 +26,11 @@ def check_model(model: Any) -> None:
             f"Received: {describe(model)}. Load it with keras.saving.load_model or build it "
             "with keras.Model / keras.Sequential."
         )
-    unbuilt = [
-        layer.name
-        for layer in model._flatten_layers(include_self=False, recursive=True)
-        if "attention" in type(layer).__name__.lower() and not layer.built
-    ]
-    if not model.built or unbuilt:
+    if not model.built:
         raise ValueError(
-            f"`model` is not built: {', '.join(unbuilt) or model.name} has no weights yet, and "
-            "running it would create new random ones. Received an unbuilt "
-            f"{type(model).__name__}. Call it once on example inputs (or load its weights) first."
+            f"`model` is not built: {model.name} has no weights yet, and running it would "
+            f"create new random ones. Received an unbuilt {type(model).__name__}. Call it once "
+            "on example inputs (or load its weights) first."
         )
 
 
@@ -67,17 +62,23 @@ def run_model(run: Callable[[], Result], model: keras.layers.Layer, inputs: Any)
     except Exception as err:
         said = " ".join(str(err).split())
         said = said if len(said) <= ERROR_CHARS else said[: ERROR_CHARS - 1] + "…"
-        hint = (
-            " A layer built with flash_attention=True cannot run on TensorFlow: rebuild it "
-            "with flash_attention=False (same weights)."
-            if "flash attention" in said.lower()
-            else ""
-        )
+        hint = _hint(said.lower())
         raise ValueError(
             f"The model could not run on `inputs`. Keras said: {type(err).__name__}: {said} "
             f"Received inputs: {_describe_inputs(inputs)}. Give the inputs the model was "
             f"built for{_expected_inputs(model)}.{hint}"
         ) from err
+
+
+def _hint(said: str) -> str:
+    """What to do about two errors Keras words in its own terms ("" for others)."""
+    if "flash attention" in said:
+        return (" A layer built with flash_attention=True cannot run on TensorFlow: rebuild it "
+                "with flash_attention=False (same weights).")  # fmt: skip
+    if "stateless scope" in said:
+        return (" A layer of the model is not built yet (its first call would create random "
+                "weights, which inspect does not allow): call the model once first.")  # fmt: skip
+    return ""
 
 
 def _describe_inputs(inputs: Any) -> str:
