@@ -65,7 +65,7 @@ def token_ids() -> np.ndarray:
 def time_round_robin(subjects: dict, repeats: int) -> dict[str, list[float]]:
     """Seconds of each call, subjects alternating (the order flips every round)."""
     times: dict[str, list[float]] = {name: [] for name in subjects}
-    for name, run in subjects.items():
+    for run in subjects.values():
         for _ in range(WARM_UPS):
             run()
     order = list(subjects)
