@@ -17,7 +17,7 @@ import tensorflow as tf
 
 from attnviz.core.masks import build_mask
 from attnviz.drawing.model_view import inspection_view
-from attnviz.heads import inspect
+from attnviz.heads import InspectionWarning, inspect
 from attnviz.transformer.decoder import DecoderConfig, build_decoder
 
 RNG = np.random.default_rng(21)
@@ -423,3 +423,24 @@ def test_result_lookups_and_stacks_explain_their_errors(encoder):
     with pytest.raises(ValueError, match="`item` must be from 0 to 1"):
         result.layer_stack(item=2)
     assert len(result) == 1 and result.layer_stack(keys="mha").keys == ("mha",)
+
+
+class LinearAttention(keras.layers.Layer):
+    """Linear attention: keys and values summed with a feature map, no softmax over keys."""
+
+    def call(self, x):
+        features = keras.ops.elu(x) + 1.0
+        context = keras.ops.einsum("bsd,bse->bde", features, x)  # (B, D, D)
+        return keras.ops.einsum("btd,bde->bte", features, context)
+
+
+def test_attention_that_cannot_be_read_is_named_in_a_warning():
+    keras.utils.set_random_seed(10)
+    x_in = keras.Input((4, 6))
+    hidden = keras.layers.MultiHeadAttention(2, 3, name="mha")(x_in, x_in)
+    model = keras.Model(x_in, LinearAttention(name="linear")(hidden))
+    x = RNG.random((1, 4, 6)).astype("float32")
+    said = "'linear' \\(LinearAttention\\) ran, but no softmax"
+    with pytest.warns(InspectionWarning, match=said):
+        result = inspect(model, x)
+    assert result.keys() == ("mha",) and len(result.warnings) == 1
