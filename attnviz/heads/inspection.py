@@ -271,8 +271,9 @@ def _as_calls(found: list[Captured], batch: int | None) -> tuple[AttentionCall, 
 
 
 def _frozen(array: np.ndarray | None) -> np.ndarray | None:
-    """A read-only copy (None stays None)."""
-    return None if array is None else read_only(np.array(array))
+    """`array` made read-only (None stays None). No copy: each array is either new or a view of
+    a TensorFlow tensor's buffer, which numpy keeps alive and TensorFlow never writes again."""
+    return None if array is None else read_only(array)
 
 
 def _config(layer: keras.layers.Layer) -> dict:

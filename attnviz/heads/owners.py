@@ -27,6 +27,7 @@ import keras
 import numpy as np
 from keras.src.models.functional import Functional
 
+from attnviz.core.checks import read_only
 from attnviz.heads.tracing import OpNode, OpTrace
 
 KEEP_OWNER = (  # Keras's attention layers own their attention even without weights
@@ -134,14 +135,9 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def _inputs(roots: dict) -> dict:
-    """Read-only copies of the call's query, key and value when each is one rank-3 tensor."""
+    """The call's query, key and value, read-only, when each is one rank-3 tensor."""
     if set(roots) != {"query", "key", "value"} or any(len(r) != 1 for r in roots.values()):
         return {}
     if any(len(r[0].shape) != 3 for r in roots.values()):
         return {}
-    arrays = {}
-    for name, (tensor,) in roots.items():
-        array = np.array(tensor)
-        array.flags.writeable = False
-        arrays[name] = array
-    return arrays
+    return {name: read_only(tensor) for name, (tensor,) in roots.items()}  # views, no copies

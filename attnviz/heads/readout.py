@@ -124,18 +124,12 @@ def _kv_heads(key: np.ndarray | None, value: np.ndarray | None) -> tuple[int, ..
     are identical share one (grouped-query attention repeats a key/value head so)."""
     if key is None or value is None:
         return None
-    first: list[int] = []  # the first query head of each distinct key/value head
+    distinct: dict[bytes, int] = {}  # the bytes of a head's keys and values -> its index
     shared = []
     for h in range(key.shape[1]):
-        same = [i for i, g in enumerate(first) if _same(key, value, g, h)]
-        if not same:
-            first.append(h)
-        shared.append(same[0] if same else len(first) - 1)
+        both = b"".join(np.ascontiguousarray(x[:, h]).tobytes() for x in (key, value))
+        shared.append(distinct.setdefault(both, len(distinct)))
     return tuple(shared)
-
-
-def _same(key: np.ndarray, value: np.ndarray, g: int, h: int) -> bool:
-    return np.array_equal(key[:, g], key[:, h]) and np.array_equal(value[:, g], value[:, h])
 
 
 def _fold(entries: int, batch: int | None, layer, caller, path: str) -> Fold | None:
