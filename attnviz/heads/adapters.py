@@ -6,6 +6,7 @@ Shape letters: B batch, H heads, T queries, S keys, W windows, N tokens in a win
 Every function here takes the owner layer (and the layer that called it) and returns a fact, or
 a neutral default for layers it does not concern:
 
+- `key_value_heads`: how many key/value heads a grouped-query layer declares;
 - `heads_in_batch`: layers that fold heads into the batch axis (ViTDet's and SAM's windowed
   attention compute `(B·H, N, N)`) give the number of heads to unfold, innermost;
 - `fold_name`: what the extra batch entries of layers that attend within groups are (Swin's and
@@ -25,11 +26,22 @@ import keras
 import numpy as np
 
 HEAD_COUNTS = ("num_heads", "num_query_heads", "num_attention_heads", "heads")
+KEY_VALUE_COUNTS = ("num_key_value_heads", "num_kv_heads", "effective_num_kv_heads")
 
 
 def head_count(layer: keras.layers.Layer) -> int | None:
     """The number of (query) heads the layer says it has, or None."""
     for name in HEAD_COUNTS:
+        for spelled in (name, f"_{name}"):
+            value = getattr(layer, spelled, None)
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def key_value_heads(layer: keras.layers.Layer) -> int | None:
+    """The number of key/value heads a grouped-query layer declares, or None."""
+    for name in KEY_VALUE_COUNTS:
         for spelled in (name, f"_{name}"):
             value = getattr(layer, spelled, None)
             if isinstance(value, int) and value > 0:

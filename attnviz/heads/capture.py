@@ -26,6 +26,7 @@ recorded the same way.
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +82,7 @@ class Captured:
     query: np.ndarray | None  # (B, H, T, Dk) Q as multiplied by K; None if not found
     key: np.ndarray | None  # (B, H, S, Dk) K, a shared head repeated for each of its queries
     value: np.ndarray | None  # (B, H, S, Dv) V, likewise
+    key_heads: int | None  # how many key heads the product Q·Kᵀ had (fewer when shared)
     owner: Owner | None  # the layer call it belongs to (None outside any layer)
 
 
@@ -166,7 +168,7 @@ class AttentionTape:
         value = canonical(np.asarray(inputs[roles.second]), axes.inputs[roles.second],
                           roles.batch, roles.cols, sizes)  # fmt: skip
         sources = {"value": (node, roles.second)}
-        query = key = None
+        query = key = key_heads = None
         found = _score_product(self.trace, flow.softmax, self._pairs, self._perms)
         if found is None:
             sources["scores"] = (flow.softmax, 0)  # not a product (e.g. additive scores)
@@ -178,6 +180,7 @@ class AttentionTape:
             )
             query = fit_heads(lay(score.first, score.rows), heads, t)
             key = fit_heads(lay(score.second, score.cols), heads, s)
+            key_heads = _heads_of(operands[score.second], score_axes.inputs[score.second], score)
             sources |= {"query": (product, score.first), "key": (product, score.second)}
         return Captured(
             seq=node.seq,
@@ -186,6 +189,7 @@ class AttentionTape:
             query=query,
             key=key,
             value=fit_heads(value, heads, s),
+            key_heads=key_heads,
             owner=find_owner(self.trace, layer_scopes(node.scopes), sources),
         )
 
@@ -255,6 +259,12 @@ def _as_scores(product: OpNode, operands: tuple, t: int, s: int):
     if roles is None:
         return None
     return product, axes, roles, tuple(_size(c, axes, operands) for c in roles.batch)
+
+
+def _heads_of(operand: np.ndarray, letters: str, roles: Roles) -> int:
+    """How many heads an operand has: the product of its batch axes after B (1 if it has none:
+    one key head for every query head)."""
+    return math.prod(operand.shape[letters.index(c)] for c in roles.batch[1:] if c in letters)
 
 
 def _size(letter: str, axes: ProductAxes, operands: tuple) -> int:

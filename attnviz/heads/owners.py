@@ -6,13 +6,17 @@ The owner of an attention is the innermost layer whose call ran the product `A·
 name scope was the last one open). One exception keeps hand-written layers whole: a layer with
 no weights of its own that is not one of Keras's attention layers, called from a layer (or a
 subclassed model used as a block, not a functional or sequential model), hands the attention to
-that caller. The decoder tutorial's `MultiHeadAttention` (with
-`W_q`, `W_k`, `W_v`, `W_o`) calls a weightless `DotProductAttention`; the attention is recorded
-as the `MultiHeadAttention`'s, called on the tokens it projects.
+that caller. The decoder tutorial's `MultiHeadAttention` (with `W_q`, `W_k`, `W_v`, `W_o`) calls
+a weightless `DotProductAttention`; the attention is recorded as the `MultiHeadAttention`'s,
+called on the tokens it projects.
+
+A weightless layer named "…Attention…" called by a block that is not (Flux's
+`FluxRoPEAttention`, given Q, K and V by its `DoubleStreamBlock`) stays the owner, but what it
+was given is read at the block's level.
 
 What the call was given is found by walking back from `Q`, `K` and `V` through the ops of the
-owner's call to the tensors that came from outside it (its inputs; variables and constants are
-not inputs). The call is "self" attention when `Q` and `K` come from the same input (the same
+call to the tensors that came from outside it (its inputs; variables and constants are not
+inputs). The call is "self" attention when `Q` and `K` come from the same input (the same
 tensor, or equal values after a cast), "cross" when they come from different ones, "unknown"
 when one side cannot be traced. When each side has exactly one input of rank 3, those are kept
 as the call's "query", "key" and "value" `(B, T, D)`, `(B, S, D)`.
@@ -55,12 +59,19 @@ def find_owner(trace: OpTrace, scopes: tuple, sources: dict) -> Owner | None:
     Q, K and V entered their products at `sources` ("query" -> (op, input index), ...)."""
     if not scopes:
         return None
-    depth = len(scopes) - 1
     lowest = 1 if isinstance(scopes[0].caller, keras.Model) else 0  # never the inspected model
-    while depth > lowest and _hands_over(scopes[depth].caller, scopes[depth - 1].caller):
+    source = depth = len(scopes) - 1  # where the inputs are read; the owner's depth
+    while source > lowest and _hands_over(scopes[source].caller, scopes[source - 1].caller):
+        source -= 1
+    while depth > source and (
+        _looks_like_attention(scopes[depth - 1].caller)
+        or not _looks_like_attention(scopes[depth].caller)
+    ):
         depth -= 1
     scope = scopes[depth]
-    roots = {name: _roots(trace, op, index, scope) for name, (op, index) in sources.items()}
+    roots = {
+        name: _roots(trace, op, index, scopes[source]) for name, (op, index) in sources.items()
+    }
     if "scores" in roots:  # scores that are not a product: their inputs are Q's and K's
         roots |= _split_scores(roots.pop("scores"), roots["value"])
     return Owner(
@@ -76,6 +87,10 @@ def find_owner(trace: OpTrace, scopes: tuple, sources: dict) -> Owner | None:
 def _hands_over(layer: keras.layers.Layer, caller: keras.layers.Layer) -> bool:
     """Whether `layer`'s attention is recorded as its caller's (see module doc)."""
     return not (isinstance(layer, KEEP_OWNER) or layer.weights or _is_graph(caller))
+
+
+def _looks_like_attention(layer: keras.layers.Layer) -> bool:
+    return "attention" in type(layer).__name__.lower()
 
 
 def _is_graph(layer: keras.layers.Layer) -> bool:

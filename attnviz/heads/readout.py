@@ -51,7 +51,7 @@ class Readout:
     value_heads: np.ndarray | None  # (B·G, H, S, Dv)
     mask: np.ndarray | None  # (B·G, T, S) bool, True = may attend in some head; None = none masked
     head_mask: np.ndarray | None  # (B·G, H, T, S) bool when heads mask differently, else None
-    kv_heads: tuple[int, ...] | None  # per query head, the key/value head it uses
+    kv_heads: tuple[int, ...]  # per query head, the key/value head it uses
     position: PositionScheme  # the layer's position scheme
     fold: Fold | None  # None when the batch axis is the model's own
     notes: tuple[str, ...]  # remarks for a view
@@ -82,7 +82,7 @@ def read_out(captured: Captured, batch: int | None) -> Readout:
         value_heads=arrays[4],
         mask=mask,
         head_mask=head_mask,
-        kv_heads=_kv_heads(arrays[3], arrays[4]),
+        kv_heads=_kv_heads(layer, weights.shape[1], captured.key_heads),
         position=position_scheme(layer),
         fold=_fold(weights.shape[0], batch, layer, caller, captured.owner.path),
         notes=notes,
@@ -119,17 +119,12 @@ def _split_mask(masked: np.ndarray | None, shape: tuple) -> tuple:
     return full.any(axis=1), full.copy()
 
 
-def _kv_heads(key: np.ndarray | None, value: np.ndarray | None) -> tuple[int, ...] | None:
-    """Per query head, the index of the key/value head it uses: heads whose keys and values
-    are identical share one (grouped-query attention repeats a key/value head so)."""
-    if key is None or value is None:
-        return None
-    distinct: dict[bytes, int] = {}  # the bytes of a head's keys and values -> its index
-    shared = []
-    for h in range(key.shape[1]):
-        both = b"".join(np.ascontiguousarray(x[:, h]).tobytes() for x in (key, value))
-        shared.append(distinct.setdefault(both, len(distinct)))
-    return tuple(shared)
+def _kv_heads(layer, heads: int, made: int | None) -> tuple[int, ...]:
+    """Per query head, the index of the key/value head it uses: as the layer declares its
+    key/value heads (grouped-query layers repeat them before Q·Kᵀ), else as Q·Kᵀ had them."""
+    count = adapters.key_value_heads(layer) or made or heads
+    groups = heads // count if heads % count == 0 else 1
+    return tuple(h // groups for h in range(heads))
 
 
 def _fold(entries: int, batch: int | None, layer, caller, path: str) -> Fold | None:

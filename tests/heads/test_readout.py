@@ -114,13 +114,13 @@ def test_a_mask_added_as_minus_ten_thousand_is_a_mask_and_a_large_bias_is_not():
     assert -1e4 < MASKED_LOGIT < -3000 + 50
 
 
-def test_key_value_heads_are_matched_by_their_arrays():
-    key = RNG.normal(size=(1, 2, 3, 4))
-    value = RNG.normal(size=(1, 2, 3, 4))
-    grouped = np.repeat(key, 3, axis=1), np.repeat(value, 3, axis=1)  # (1, 6, 3, 4)
-    assert _kv_heads(*grouped) == (0, 0, 0, 1, 1, 1)
-    assert _kv_heads(key, value) == (0, 1)
-    assert _kv_heads(None, value) is None
+def test_key_value_heads_follow_the_declared_count_or_the_product():
+    grouped = keras.layers.GroupQueryAttention(head_dim=2, num_query_heads=6,
+                                               num_key_value_heads=2)  # fmt: skip
+    assert _kv_heads(grouped, 6, made=6) == (0, 0, 0, 1, 1, 1)  # repeated before Q·Kᵀ
+    plain = keras.layers.MultiHeadAttention(3, 2)
+    assert _kv_heads(plain, 3, made=3) == (0, 1, 2)
+    assert _kv_heads(plain, 3, made=1) == (0, 0, 0)  # one key head for all: multi-query
 
 
 def test_masks_split_into_shared_and_per_head():
