@@ -1,17 +1,18 @@
 """From what the tape captured to what a view needs: heads laid out, masks read, position
-scheme named, shared key/value heads found.
+scheme named, shared key/value heads counted.
 
 Shape letters: B batch, H heads, T queries, S keys, Dk and Dv features per head, G groups.
 
 The mask. A layer masks a key by pushing its logit far down before the softmax: Keras sets
-−1e9 (−3e4 in float16), others add −1e4, use the dtype's lowest number or −∞. So a cell is read
-as masked when its logit is at most `MASKED_LOGIT`: no real score comes near (scores are
-`q·k/√Dk`, soft-capping holds them to ±50, ALiBi's penalty stays above −5e3 up to 4,096
-tokens with its largest slope ½... well inside), and every mask value in use is beyond it. The
-mask is `(B, T, S)` when every head masks alike (the usual case, whatever shape the layer was
-given: `(T, S)`, `(B, 1, 1, S)`, `(B, 1, T, S)`, implicit Keras masks...), with a per-head
+−1e9 (−3e4 in float16), others add −1e4, or use the dtype's lowest number or −∞. So a cell is
+read as masked when its logit is at most `MASKED_LOGIT`, −5,000: every mask value in use is
+below it, and no real score comes near it (scores are `q·k/√Dk`; soft-capping holds them to
+±50; ALiBi's penalty, its largest slope ½ times the distance, stays above −2,048 within
+attnviz's 4,096 tokens). Swin's shifted windows add only −100: `adapters` rebuilds that mask.
+The mask is `(B, T, S)` when every head masks alike (the usual case, whatever shape the layer
+was given: `(T, S)`, `(B, 1, 1, S)`, `(B, 1, T, S)`, implicit Keras masks...), with a per-head
 `(B, H, T, S)` beside it when the heads differ. Rows where every key is masked (padding
-queries) hold what the layer computed: zeros from Keras's `Softmax` layer, uniform weights from
+queries) hold what the layer computed: zeros from Keras's `Softmax` layer, even weights from
 its fused kernel.
 
 Folded batches. Windowed attention computes each window as its own batch entry. The weights
@@ -63,7 +64,7 @@ def read_out(captured: Captured, batch: int | None) -> Readout:
     arrays = _unfold_heads(captured, layer)
     weights, logits = arrays[0], arrays[1]
     caller = chain[-2].caller if len(chain) > 1 else None
-    masked = _mask(logits, weights.shape)
+    masked = _mask(logits)
     window = adapters.window_mask(layer, caller, weights.shape[0])
     notes = adapters.notes(layer)
     if window is not None:
@@ -100,7 +101,7 @@ def _unfold_heads(captured: Captured, layer) -> list[np.ndarray | None]:
     return [None if a is None else unfold(a) for a in arrays]  # (B·H, 1, ·, ·) -> (B, H, ·, ·)
 
 
-def _mask(logits: np.ndarray | None, shape: tuple) -> np.ndarray | None:
+def _mask(logits: np.ndarray | None) -> np.ndarray | None:
     """`(B, H, T, S)` bool, True = may attend, from the logits; None if none is masked."""
     if logits is None:
         return None

@@ -24,6 +24,7 @@ import pytest
 
 from attnviz.heads import inspect
 
+pytestmark = pytest.mark.slow  # builds 64 backbones (about 20 s of CPU)
 CAUSAL = np.tri(hub_models.TOKENS, dtype=bool)  # (T, S)
 KEYS = hub_models.PADDING.astype(bool)[:, None, :]  # (B, 1, S): padded keys masked
 ATOL = 1e-5
