@@ -76,7 +76,7 @@ EDREC = dict(vocab_size=VOCABULARY, num_layers_enc=1, num_layers_dec=1, hidden_d
 MOONSHINE = dict(vocabulary_size=VOCABULARY, filter_dim=16, encoder_num_layers=1,
                  decoder_num_layers=1, hidden_dim=16, intermediate_dim=16, encoder_num_heads=2,
                  decoder_num_heads=2)
-SWIN = dict(image_shape=(32, 32, 3), embed_dim=8, depths=(2, 2), num_heads=(2, 4), window_size=4,
+SWIN = dict(image_shape=(16, 16, 3), embed_dim=8, depths=(2, 2), num_heads=(2, 4), window_size=4,
             patch_size=2)
 VITDET = dict(hidden_size=8, num_layers=2, intermediate_dim=16, num_heads=2,
               global_attention_layer_indices=[1], image_shape=(32, 32, 3), patch_size=4,
@@ -400,8 +400,8 @@ def _d_fine(m: Any) -> Any:
         num_labels=4,
         hidden_dim=16,
         learn_initial_query=False,
-        num_queries=10,
-        anchor_image_size=(64, 64),
+        num_queries=4,
+        anchor_image_size=(32, 32),
         feat_strides=[16, 32],
         num_feature_levels=2,
         encoder_in_channels=[32, 32],
@@ -473,7 +473,7 @@ def _esm_inputs(backbone: Any) -> dict:
 
 
 def _d_fine_inputs(backbone: Any) -> np.ndarray:
-    return np.random.default_rng(0).random((BATCH, 64, 64, 3), "float32")
+    return np.random.default_rng(0).random((BATCH, 32, 32, 3), "float32")
 
 
 def _moonshine_inputs(backbone: Any) -> dict:
