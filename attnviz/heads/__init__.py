@@ -1,8 +1,11 @@
 """Heads: look inside every layer and head of a Transformer.
 
-`inspection` runs any Keras 3 model once and returns every `MultiHeadAttention` layer's weights
-(`capture` holds the mechanics); `summaries` says in numbers what each head does; `rollout`
-follows attention through the layers (Abnar & Zuidema 2020); `stacks` checks stacks of weights.
+`inspection` runs any Keras 3 model once and returns every attention it computes: `tracing`
+watches the run's ops, `capture` finds each softmax that weighs values (with `layouts` reading
+products and `owners` naming the layer call), `readout` reads masks and heads, `positions` names
+position schemes, `adapters` covers what some layer families need, `recording` and `running` run
+the model. `summaries` says in numbers what each head does; `rollout` follows attention through
+the layers (Abnar & Zuidema 2020); `stacks` checks stacks of weights.
 The model view that draws them all is `attnviz.drawing.model_view`.
 
 The public names below are imported on first use: summaries and rollout are numpy-only, so
@@ -15,7 +18,10 @@ from attnviz.core.lazy import lazy_names
 
 _HOMES = {  # public name -> the module that defines it
     "AttentionCall": "attnviz.heads.inspection",
+    "Fold": "attnviz.heads.readout",
     "Inspection": "attnviz.heads.inspection",
+    "InspectionWarning": "attnviz.heads.inspection",
+    "PositionScheme": "attnviz.heads.positions",
     "LayerStack": "attnviz.heads.inspection",
     "inspect": "attnviz.heads.inspection",
     "HeadSummary": "attnviz.heads.summaries",

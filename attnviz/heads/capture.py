@@ -1,272 +1,290 @@
-"""Finding a Keras model's attention layers and recording the weights they compute in one run.
+"""Finding the attention a model computes while it runs: a softmax over keys that weighs values.
 
-Shape letters: B batch, H heads, T queries, S keys.
+Shape letters: B batch, H heads, T queries, S keys, Dk query/key and Dv value features per head.
 
-How the weights are read without changing the model. Keras's `MultiHeadAttention.call`
-projects query, key and value and hands them to `self._compute_attention(...)`, which returns
-`(output, weights)`; subclasses such as keras_hub's `CachedMultiHeadAttention` call it too.
-Asked for `return_attention_scores=True` it takes its explicit softmax path and returns the
-weights (the fused `dot_product_attention` path returns None). For the length of one
-`recording`, every attention layer found gets two *instance* attributes that shadow its class's
-methods:
+The general mechanism. `AttentionTape` listens to every op of a traced run (`tracing`) and
+records an attention wherever a product (`Einsum`, batched `MatMul`) sums over the last axis of
+a tensor that came from a `Softmax` op: that tensor holds the weights `A (…, T, S)` as the
+layer used them, the product's other operand is `V`. Between the softmax and the product the
+tensor may pass through ops that keep what it means (`CARRIED`): casts, masking with `where` or
+a multiply (Keras zeroes fully masked rows so), dropout (nothing at inference), reshapes,
+slicing (GPT-OSS drops its sink column). The weights are read where they last had the softmax's
+rank, so heads a reshape merged into the rows (TensorFlow's einsum does, for Gemma's grouped
+heads) stay heads. The same ops are replayed on the softmax's input: the logits stay cell for
+cell beside the weights.
 
-- `call`: notes that the layer was called (in call order) and whether as self-attention (the
-  query is also the value and key) or cross-attention, then runs the original `call`;
-- `_compute_attention`: runs the original with `return_attention_scores=True`, keeps a numpy
-  copy of the weights `(B, H, T, S)` and of the mask the layer applied `(B, T, S)`, and returns
-  what the original returned.
-
-A layer built with `flash_attention=True` cannot return weights; its `_flash_attention` is
-turned off for the run. Classes are never touched. On exit, also after an error, each layer's
-`__dict__` entries are put back exactly as they were. Not thread-safe: another thread calling
-the same layers during a recording would be recorded too (see `inspection.inspect`).
-
-`eager_functions` makes TensorFlow run `tf.function`s eagerly during the run (and restores the
-setting): a model whose `call` is a `tf.function` then runs the patched methods instead of a
-graph traced before, and no graph is traced, and cached, with the patches in place.
+From the softmax the tape walks back through the ops that build logits from scores (`TO_SCORES`:
+scaling, added biases and masks, soft-capping, concatenated sink logits; transposes, whose
+permutation it follows) to the product that made the scores; its two operands are `Q` and `K`
+as the layer multiplied them, e.g. after RoPE. Products with a variable as an operand are
+projections and are passed over; so are scores that reach the logits through a gather
+(DeBERTa's position terms) or a slice (XLNet's shifted relative scores): the content product
+`Q·Kᵀ` is the one kept, the position terms stay in the logits. Fused kernels are no exception
+on TensorFlow: `ops.dot_product_attention` computes its softmax explicitly there, so it is
+recorded the same way.
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import functools
-import inspect as pyinspect
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import math
+import weakref
+from dataclasses import dataclass
 from typing import Any
 
-import keras
 import numpy as np
 
-from attnviz.core.checks import read_only
-from attnviz.core.masks import causal_mask
+from attnviz.heads.layouts import (
+    PRODUCTS,
+    ProductAxes,
+    Roles,
+    canonical,
+    fit_heads,
+    output_roles,
+    product_axes,
+    score_roles,
+)
+from attnviz.heads.owners import Owner, find_owner
+from attnviz.heads.tracing import OpNode, OpTrace, layer_scopes
 
-PATCHED = ("call", "_compute_attention", "_flash_attention")  # instance attributes set here
-
-
-class CaptureError(ValueError):
-    """An attention layer ran but its weights could not be read."""
+SOFTMAX = "Softmax"
+CARRIED = {  # ops a softmax's result keeps its meaning through, on its way to the values
+    "Cast", "Identity", "StopGradient", "SelectV2", "Select", "Mul", "RealDiv",
+    "Reshape", "ExpandDims", "Squeeze", "Transpose", "StridedSlice", "Slice",
+}  # fmt: skip
+TO_SCORES = {  # ops between the scores Q·Kᵀ and the softmax's input (Transpose: see walk)
+    "AddV2", "Add", "Sub", "Mul", "RealDiv", "Div", "Neg", "SelectV2", "Select", "Cast",
+    "Identity", "StopGradient", "Tanh", "Reshape", "ExpandDims", "Squeeze", "ConcatV2",
+    "BiasAdd", "Maximum", "Minimum",
+}  # fmt: skip
+PARAMETER_CARRIERS = {"Identity", "Cast", "Reshape", "Transpose", "ExpandDims", "Squeeze"}
+WALK_OPS = 64  # most ops walked back from a softmax to its scores
 
 
 @dataclass(frozen=True)
-class FoundLayer:
-    """One attention layer of a model."""
+class _Flow:
+    """A softmax's result on its way to the values."""
 
-    path: str  # sublayer names from the model down, e.g. "decoder_layer_0/self_attention"
-    layer: keras.layers.MultiHeadAttention  # the layer itself
-
-
-@dataclass
-class RecordedCall:
-    """One call of an attention layer, filled in while the model runs."""
-
-    found: FoundLayer  # which layer
-    call_index: int  # 0 for the layer's first call in this run, 1 for the second, ...
-    kind: str  # "self", "cross", or "unknown" (a call signature without query/value)
-    weights: np.ndarray | None = None  # (B, H, T, S) float32, once `_compute_attention` ran
-    mask: np.ndarray | None = None  # (B, T, S) bool, True = may attend; None = no mask
-    config: dict[str, Any] = field(default_factory=dict)  # the layer's `get_config()`
-    inputs: dict[str, np.ndarray] = field(default_factory=dict)  # "query" (B, T, Dq), "key",
-    # "value" (B, S, ·) as the call got them (key = value when not given); {} if unreadable
+    softmax: OpNode  # the Softmax op
+    ref: weakref.ref  # the tensor now carrying the weights (to detect a reused id)
+    logits: Any  # the softmax's input, with the same reshapes and slices as that tensor
+    natural: Any  # the last tensor on the way with the softmax's rank (…, T, S)
+    natural_logits: Any  # its logits
 
 
-def find_attention_layers(model: keras.layers.Layer) -> list[FoundLayer]:
-    """Every `keras.layers.MultiHeadAttention` (or subclass) in `model`, at any depth.
+@dataclass(frozen=True)
+class Captured:
+    """One attention the run computed, as arrays, and the layer call it belongs to."""
 
-    Depth-first, in the order Keras tracks sublayers; a layer shared by two parents is listed
-    once, under its first path. The model itself counts if it is an attention layer.
-    """
-    if isinstance(model, keras.layers.MultiHeadAttention):
-        return [FoundLayer(model.name, model)]
-    found: list[FoundLayer] = []
-    _walk(model, "", found, {id(model)})
-    return found
-
-
-def _walk(layer: keras.layers.Layer, prefix: str, found: list[FoundLayer], seen: set[int]):
-    """Append the attention layers below `layer` to `found`, depth first."""
-    for sub in layer._flatten_layers(include_self=False, recursive=False):
-        if id(sub) in seen:
-            continue
-        seen.add(id(sub))
-        path = f"{prefix}/{sub.name}" if prefix else sub.name
-        if isinstance(sub, keras.layers.MultiHeadAttention):
-            found.append(FoundLayer(path, sub))
-        _walk(sub, path, found, seen)
+    seq: int  # the place in the run of the product A·V
+    weights: np.ndarray  # (B, H, T, S) float32, as the layer multiplied them into V
+    logits: np.ndarray | None  # (B, H, T, S) float32 softmax input, masks applied (None if a
+    # change of shape on the way could not be followed)
+    query: np.ndarray | None  # (B, H, T, Dk) Q as multiplied by K; None if not found
+    key: np.ndarray | None  # (B, H, S, Dk) K, a shared head repeated for each of its queries
+    value: np.ndarray | None  # (B, H, S, Dv) V, likewise
+    key_heads: int | None  # how many key heads the product Q·Kᵀ had (fewer when shared)
+    owner: Owner | None  # the layer call it belongs to (None outside any layer)
 
 
-@contextlib.contextmanager
-def recording(layers: list[FoundLayer]) -> Iterator[list[RecordedCall]]:
-    """Patch `layers` (see module doc) and yield the list their calls are recorded into."""
-    calls: list[RecordedCall] = []
-    saved = [_saved_attributes(found.layer) for found in layers]
-    try:
-        for found in layers:
-            _patch(found, calls)
-        yield calls
-    finally:
-        for found, attributes in zip(layers, saved, strict=True):
-            _restore(found.layer, attributes)
+class AttentionTape:
+    """The listener `tracing` calls after every op: finds and keeps the run's attention."""
 
+    def __init__(self) -> None:
+        self.trace: OpTrace | None = None  # set by the caller once tracing starts
+        self.found: list[Captured] = []  # in the order the products A·V ran
+        self.softmaxes: list[tuple[OpNode, tuple]] = []  # every softmax of rank >= 3, its shape
+        self.used: set[int] = set()  # seq of the softmaxes that reached values
+        self._flows: dict[int, _Flow] = {}  # id(tensor) -> its flow
+        self._pairs: dict[int, tuple] = {}  # seq -> operands of a product of two activations
+        self._perms: dict[int, tuple] = {}  # seq -> permutation of a Transpose op
 
-def _saved_attributes(layer: keras.layers.Layer) -> dict[str, Any]:
-    """The layer's own `__dict__` entries that `_patch` may replace (absent ones left out)."""
-    return {name: vars(layer)[name] for name in PATCHED if name in vars(layer)}
+    def __call__(self, node: OpNode, inputs: tuple, outputs: tuple) -> None:
+        if node.op_type in PRODUCTS:
+            self._keep_pair(node, inputs)
+        elif node.op_type == "Transpose":
+            self._perms[node.seq] = tuple(int(i) for i in np.asarray(inputs[1]))
+        elif node.op_type == SOFTMAX and len(outputs[0].shape) >= 3:
+            self.softmaxes.append((node, tuple(outputs[0].shape)))
+            out = outputs[0]
+            self._flows[id(out)] = _Flow(node, weakref.ref(out), inputs[0], out, inputs[0])
+            return
+        if not self._flows:
+            return
+        hits = [i for i, x in enumerate(inputs) if self._flow(x) is not None]
+        if hits and node.op_type in PRODUCTS:
+            self._on_product(node, inputs, hits)
+        elif hits and node.op_type in CARRIED and len(outputs) == 1:
+            self._carry(node, inputs, outputs[0], hits[0])
 
+    def _keep_pair(self, node: OpNode, inputs: tuple) -> None:
+        """Hold the operands of a product of two activations (a possible Q·Kᵀ, whose operands
+        are often temporaries such as a transposed K) until a softmax may need them."""
+        if len(inputs) == 2 and not any(_is_parameter(self.trace, node, i) for i in (0, 1)):
+            self._pairs[node.seq] = tuple(inputs)
 
-def _restore(layer: keras.layers.Layer, saved: dict[str, Any]) -> None:
-    """Put the patched `__dict__` entries back as they were (bypassing Keras's tracking)."""
-    for name in PATCHED:
-        if name in saved:
-            object.__setattr__(layer, name, saved[name])
+    def _flow(self, tensor: Any) -> _Flow | None:
+        flow = self._flows.get(id(tensor))
+        return flow if flow is not None and flow.ref() is tensor else None
+
+    def _carry(self, node: OpNode, inputs: tuple, output: Any, index: int) -> None:
+        """Follow the weights through `node` (input `index` carries them) to `output`."""
+        flow = self._flow(inputs[index])
+        logits = _replay(node, inputs, index, output, flow.logits)
+        kept = len(output.shape) == len(flow.natural.shape)
+        self._flows[id(output)] = _Flow(
+            flow.softmax,
+            weakref.ref(output),
+            logits,
+            output if kept else flow.natural,
+            logits if kept else flow.natural_logits,
+        )
+
+    def _on_product(self, node: OpNode, inputs: tuple, hits: list[int]) -> None:
+        """Record the attention if the product sums a softmax's result over its keys."""
+        if len(inputs) != 2:
+            return
+        axes = product_axes(node, (len(inputs[0].shape), len(inputs[1].shape)))
+        for index in hits:
+            roles = output_roles(axes, index) if axes else None
+            if roles is not None:
+                flow = self._flow(inputs[index])
+                self.used.add(flow.softmax.seq)
+                self.found.append(self._capture(node, inputs, axes, roles, flow))
+                done = flow.softmax
+                self._flows = {k: f for k, f in self._flows.items() if f.softmax is not done}
+                self._pairs.pop(node.seq, None)
+                return
+
+    def _capture(
+        self, node: OpNode, inputs: tuple, axes: ProductAxes, roles: Roles, flow: _Flow
+    ) -> Captured:
+        """The arrays of one attention, from the product A·V and the walk back to Q·Kᵀ."""
+        natural = np.asarray(flow.natural)
+        weights = _by_heads(natural).astype(np.float32, copy=False)  # (B, H, T, S)
+        _, heads, t, s = weights.shape
+        logits = None if flow.natural_logits is None else np.asarray(flow.natural_logits)
+        consumed = inputs[roles.first].shape
+        sizes = tuple(consumed[axes.inputs[roles.first].index(c)] for c in roles.batch)
+        value = canonical(np.asarray(inputs[roles.second]), axes.inputs[roles.second],
+                          roles.batch, roles.cols, sizes)  # fmt: skip
+        sources = {"value": (node, roles.second)}
+        query = key = key_heads = None
+        found = _score_product(self.trace, flow.softmax, self._pairs, self._perms)
+        if found is None:
+            sources["scores"] = (flow.softmax, 0)  # not a product (e.g. additive scores)
         else:
-            vars(layer).pop(name, None)
+            product, score_axes, score, score_sizes = found
+            operands = [np.asarray(x) for x in self._pairs.pop(product.seq)]
+            lay = lambda i, seq: canonical(  # noqa: E731
+                operands[i], score_axes.inputs[i], score.batch, seq, score_sizes
+            )
+            query = fit_heads(lay(score.first, score.rows), heads, t)
+            key = fit_heads(lay(score.second, score.cols), heads, s)
+            key_heads = _heads_of(operands[score.second], score_axes.inputs[score.second], score)
+            sources |= {"query": (product, score.first), "key": (product, score.second)}
+        return Captured(
+            seq=node.seq,
+            weights=weights,
+            logits=None if logits is None or logits.shape != natural.shape else _by_heads(logits),
+            query=query,
+            key=key,
+            value=fit_heads(value, heads, s),
+            key_heads=key_heads,
+            owner=find_owner(self.trace, layer_scopes(node.scopes), sources),
+        )
+
+    def unmatched_softmaxes(self) -> list[tuple[OpNode, tuple]]:
+        """The softmaxes of rank >= 3 whose result never weighed values, with their shapes."""
+        return [(node, shape) for node, shape in self.softmaxes if node.seq not in self.used]
 
 
-def _patch(found: FoundLayer, calls: list[RecordedCall]) -> None:
-    """Shadow the layer's `call` and `_compute_attention` with recording wrappers."""
-    layer = found.layer
-    open_calls: list[RecordedCall] = []  # this layer's calls still running (innermost last)
-    original_call, original_compute = layer.call, layer._compute_attention
-    call_signature = pyinspect.signature(original_call)
-    compute_signature = pyinspect.signature(original_compute)
-
-    @functools.wraps(original_call)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        record = _new_record(found, calls, _call_kind(call_signature, args, kwargs))
-        record.inputs = _call_inputs(call_signature, args, kwargs)
-        open_calls.append(record)
-        try:
-            return original_call(*args, **kwargs)
-        finally:
-            open_calls.pop()
-
-    @functools.wraps(original_compute)
-    def compute_attention(*args: Any, **kwargs: Any) -> Any:
-        bound = compute_signature.bind(*args, **kwargs)
-        if "return_attention_scores" in compute_signature.parameters:
-            bound.arguments["return_attention_scores"] = True
-        result = original_compute(*bound.args, **bound.kwargs)
-        record = open_calls[-1] if open_calls else None
-        if record is None or record.weights is not None:  # called outside, or twice, in `call`
-            record = _new_record(found, calls, "unknown")
-        _fill_record(record, result, bound.arguments)
-        return result
-
-    object.__setattr__(layer, "call", call)  # plain instance attributes: no Keras tracking
-    object.__setattr__(layer, "_compute_attention", compute_attention)
-    if getattr(layer, "_flash_attention", False):
-        object.__setattr__(layer, "_flash_attention", False)  # flash kernels hide the weights
+def _by_heads(array: np.ndarray) -> np.ndarray:
+    """`(B, …, T, S)` as `(B, H, T, S)`: the axes between the first and the last two are heads
+    (none: one head)."""
+    return array.reshape(array.shape[0], -1, *array.shape[-2:]).astype(np.float32, copy=False)
 
 
-def _new_record(found: FoundLayer, calls: list[RecordedCall], kind: str) -> RecordedCall:
-    """Append and return a new record of `found`'s next call."""
-    index = sum(1 for c in calls if c.found.layer is found.layer)
-    record = RecordedCall(found, index, kind, config=copy.deepcopy(found.layer.get_config()))
-    calls.append(record)
-    return record
-
-
-def _call_kind(signature: pyinspect.Signature, args: tuple, kwargs: dict) -> str:
-    """The call's kind: "self" if the query is also the value (and key), else "cross"
-    ("unknown" if the signature names no query and value)."""
-    try:
-        arguments = signature.bind(*args, **kwargs).arguments
-    except TypeError:
-        return "unknown"
-    if "query" not in arguments or "value" not in arguments:
-        return "unknown"
-    query, value, key = arguments["query"], arguments["value"], arguments.get("key")
-    same = _same_tensor(query, value) and (key is None or _same_tensor(query, key))
-    return "self" if same else "cross"
-
-
-def _call_inputs(signature: pyinspect.Signature, args: tuple, kwargs: dict) -> dict:
-    """Read-only numpy copies of the call's query, key and value (key = value if not given),
-    so a head can be recomputed from them; {} if the signature or the tensors do not allow it."""
-    try:
-        arguments = signature.bind(*args, **kwargs).arguments
-        query, value = arguments["query"], arguments["value"]
-        key = arguments.get("key")
-        tensors = {"query": query, "key": value if key is None else key, "value": value}
-        return {
-            name: _read_only(np.asarray(keras.ops.convert_to_numpy(x)))
-            for name, x in tensors.items()
-        }
-    except Exception:  # symbolic tensors, another signature: the weights are still recorded
-        return {}
-
-
-def _same_tensor(a: Any, b: Any) -> bool:
-    """The same tensor, or (after a dtype cast made a copy) equal shapes and values."""
-    if a is b:
-        return True
-    try:
-        return bool(np.array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b)))
-    except Exception:  # symbolic tensors, or something that is not an array
-        return False
-
-
-def _fill_record(record: RecordedCall, result: Any, arguments: dict[str, Any]) -> None:
-    """Keep numpy copies of the weights in `result` and of the mask in `arguments`."""
-    if not (isinstance(result, (tuple, list)) and len(result) == 2) or result[1] is None:
-        return  # reported after the run: the layer gave no weights
-    weights = _to_numpy(result[1], record.found).astype(np.float32, copy=False)
-    record.weights = _read_only(weights)
-    record.mask = _effective_mask(arguments, weights.shape, record.found)
-
-
-def _effective_mask(arguments: dict[str, Any], shape: tuple, found: FoundLayer):
-    """The `(B, T, S)` bool mask `_compute_attention` applied (causal included), or None."""
-    given, causal = arguments.get("attention_mask"), arguments.get("use_causal_mask", False)
-    if len(shape) != 4 or (given is None and not causal):
-        return None
-    b, _, t, s = shape
-    mask = np.ones((b, t, s), dtype=bool)
-    if given is not None:
-        try:
-            mask &= np.broadcast_to(_to_numpy(given, found).astype(bool), (b, t, s))
-        except ValueError:
-            return None  # a mask of an unusual shape: the weights still show its effect
-    if causal is True:
-        mask &= causal_mask(t, s)  # (B, T, S) & (T, S): Keras's look-ahead mask, j <= i
-    return _read_only(mask)
-
-
-def _to_numpy(tensor: Any, found: FoundLayer) -> np.ndarray:
-    """An eager tensor as numpy; symbolic ones (inside a compiled graph) cannot be read."""
-    try:
-        return np.asarray(keras.ops.convert_to_numpy(tensor))
-    except Exception as err:
-        raise CaptureError(
-            f"The attention layer '{found.path}' ran inside a compiled graph, where its weights "
-            "are symbolic and cannot be read. inspect runs the model eagerly; if the model "
-            "compiles its own `call` (e.g. with jax.jit), call an uncompiled copy."
-        ) from err
-
-
-def _read_only(array: np.ndarray) -> np.ndarray:
-    """A read-only copy (the tensor's buffer may be reused by the backend)."""
-    return read_only(np.array(array))
-
-
-def calls_without_weights(calls: list[RecordedCall]) -> list[RecordedCall]:
-    """The recorded calls whose layer never handed over its weights."""
-    return [c for c in calls if c.weights is None]
-
-
-@contextlib.contextmanager
-def eager_functions() -> Iterator[None]:
-    """On TensorFlow, run `tf.function`s eagerly for the call, then restore the setting."""
-    if keras.backend.backend() != "tensorflow":
-        yield
-        return
+def _replay(node: OpNode, inputs: tuple, index: int, output: Any, logits: Any) -> Any:
+    """`logits` put through the change of shape `node` made to its input `index` (the weights):
+    unchanged for ops that keep the shape; None once that cannot be followed."""
     import tensorflow as tf
 
-    before = tf.config.functions_run_eagerly()
-    tf.config.run_functions_eagerly(True)
+    if logits is None or tuple(output.shape) == tuple(inputs[index].shape):
+        return logits
     try:
-        yield
-    finally:
-        tf.config.run_functions_eagerly(before)
+        if node.op_type in ("Reshape", "ExpandDims", "Squeeze"):
+            return tf.reshape(logits, tf.shape(output))
+        if node.op_type == "Transpose":
+            return tf.transpose(logits, inputs[1])
+        if node.op_type == "Slice":
+            return tf.slice(logits, inputs[1], inputs[2])
+        if node.op_type == "StridedSlice":
+            masks = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+            flags = {m: node.attr(m, 0) for m in masks}
+            return tf.strided_slice(logits, inputs[1], inputs[2], inputs[3], **flags)
+    except (ValueError, TypeError, tf.errors.OpError):
+        return None
+    return None  # a broadcasting multiply or where: the logits no longer line up
+
+
+def _score_product(trace: OpTrace, softmax: OpNode, pairs: dict, perms: dict):
+    """Walk back from the softmax's input to the product Q·Kᵀ that made its scores:
+    `(op, axes, roles, batch sizes)`, or None (see the module doc for which products count).
+    The walk follows where the logits' T and S axes were (negative axis numbers)."""
+    found, seen, frontier = [], set(), [(softmax, 0, -2, -1)]
+    while frontier and len(seen) < WALK_OPS:
+        consumer, index, t, s = frontier.pop(0)
+        producer = trace.producer(consumer, index)
+        if producer is None or producer.seq in seen:
+            continue
+        seen.add(producer.seq)
+        if producer.op_type in PRODUCTS and producer.seq in pairs:
+            found.append(_as_scores(producer, pairs[producer.seq], t, s))
+        elif producer.op_type == "Transpose" and producer.seq in perms:
+            perm = perms[producer.seq]
+            frontier.append((producer, 0, perm[t] - len(perm), perm[s] - len(perm)))
+        elif producer.op_type in TO_SCORES:
+            frontier += [(producer, i, t, s) for i in range(len(producer.input_ids))]
+    found = [f for f in found if f is not None]
+    return min(found, key=lambda f: f[0].seq) if found else None  # the first: content scores
+
+
+def _as_scores(product: OpNode, operands: tuple, t: int, s: int):
+    """`(op, axes, roles, batch sizes)` if `product` of two activations `operands` made the
+    scores, its output axes `t` and `s` (negative numbers) being T and S; else None."""
+    axes = product_axes(product, (len(operands[0].shape), len(operands[1].shape)))
+    if axes is None or -t > len(axes.output) or -s > len(axes.output):
+        return None
+    roles = score_roles(axes, axes.output[t], axes.output[s])
+    if roles is None:
+        return None
+    return product, axes, roles, tuple(_size(c, axes, operands) for c in roles.batch)
+
+
+def _heads_of(operand: np.ndarray, letters: str, roles: Roles) -> int:
+    """How many heads an operand has: the product of its batch axes after B (1 if it has none:
+    one key head for every query head)."""
+    return math.prod(operand.shape[letters.index(c)] for c in roles.batch[1:] if c in letters)
+
+
+def _size(letter: str, axes: ProductAxes, operands: tuple) -> int:
+    """The size of the output axis `letter` of a product (the largest, as it broadcasts)."""
+    return max(
+        x.shape[letters.index(letter)]
+        for x, letters in zip(operands, axes.inputs, strict=True)
+        if letter in letters
+    )
+
+
+def _is_parameter(trace: OpTrace, consumer: OpNode, index: int) -> bool:
+    """Whether input `index` of `consumer` is a variable's value (maybe cast or reshaped)."""
+    for _ in range(8):
+        producer = trace.producer(consumer, index)
+        if producer is None:
+            return False
+        if producer.op_type == "ReadVariableOp":
+            return True
+        if producer.op_type not in PARAMETER_CARRIERS:
+            return False
+        consumer, index = producer, 0
+    return False

@@ -1,33 +1,37 @@
-"""Inspect any Keras 3 model: every attention layer's weights from one run, in call order.
+"""Inspect any Keras 3 model: every attention it computes in one run, in call order.
 
-Shape letters: B batch, H heads, T queries, S keys, L attention calls stacked as layers.
+Shape letters: B batch, H heads, T queries, S keys, Dk and Dv features per head, L attention
+calls stacked as layers.
 
-`inspect(model, inputs)` finds every `keras.layers.MultiHeadAttention` in `model` (subclasses
-too, nested in sub-models and sublayers at any depth), runs the model once at inference
-(`training=False`) and returns the weights `(B, H, T, S)` each layer computed, by key, in the
-order the layers were called. See `capture` for how the weights are read; the model is not
-changed: its classes are never touched, each attention layer's own attributes are put back
-after the run (also after an error), and the run happens in a `keras.StatelessScope`, so no
-variable is assigned. On TensorFlow, `tf.function`s run eagerly during the call (and the
-setting is put back), so no graph is traced with the recording in place.
+`inspect(model, inputs)` runs the model once at inference and records every attention it
+computes, whatever layer computes it: Keras's `MultiHeadAttention`, `GroupQueryAttention`,
+`Attention` (Luong) and `AdditiveAttention` (Bahdanau), keras-hub's attention layers, and layers
+written by hand. One general mechanism reads them all (see `capture`): an attention is a softmax
+over keys whose result weighs values; TensorFlow reports every op the run executes (to this
+thread only), and wherever a product sums a softmax's result over its last axis, the weights
+`(B, H, T, S)`, the logits, the values and (walking back to the scores) the queries and keys are
+kept. Nothing is patched, no class or layer is touched, variables are not written
+(`keras.StatelessScope`), no process-wide setting changes (but see `recording` for models whose
+`call` is a compiled `tf.function`): a model shared by threads can be inspected while they use it.
 
-Keys. A call is keyed by the layer's path from the model down, sublayer names joined by "/",
-e.g. "decoder_layer_0/self_attention" (the model's own name is left out). A layer called more
-than once in the run (a shared layer) appears once per call: its first call under the path,
-the next ones under "path#1", "path#2", ...
+Per call the result says how the weights were made: the mask the layer applied (read from its
+logits, `readout`), the layer's position scheme (`positions`: RoPE, ALiBi slopes, T5 buckets,
+...), for grouped-query attention which key/value head each query head shares, and remarks
+(sliding window, soft-capping, sink logits, reduced keys, windows). What looks like attention but
+could not be read is named in an `InspectionWarning` and in `Inspection.warnings`: no attention
+is dropped silently.
 
-Thread safety. `inspect` calls are serialised by a lock, but while one runs, the model's
-attention layers are patched and (on TensorFlow) `tf.config.run_functions_eagerly` is on for the
-whole process: do not call the same model from another thread meanwhile.
+Keys. A call is keyed by the path of layer calls from the model down, names joined by "/", e.g.
+"decoder_layer_0/self_attention" (the model's own name left out). A layer that attends more than
+once in the run (a shared layer) appears once per attention: "path", then "path#1", ...
 
-Inspecting a keras-hub preset you downloaded yourself. attnviz never downloads models, and the
-hosted app does not accept model files (they can carry code). In a notebook, with `keras-hub`
-installed and a preset directory on disk (e.g. unpacked from Kaggle or Hugging Face)::
+Inspecting a keras-hub preset you downloaded yourself (attnviz never downloads models, and the
+hosted app does not accept model files: they can carry code). With `keras-hub` installed
+(`pip install "attnviz[hub]"`) and a preset directory on disk::
 
     import keras_hub
-    import numpy as np
     from attnviz.drawing.model_view import inspection_view
-    from attnviz.heads import attention_rollout, head_summaries, inspect
+    from attnviz.heads import inspect
 
     path = "/data/presets/bert_tiny_en_uncased"  # a local directory: nothing is downloaded
     backbone = keras_hub.models.BertBackbone.from_preset(path)
@@ -36,22 +40,14 @@ installed and a preset directory on disk (e.g. unpacked from Kaggle or Hugging F
     )
     features = preprocessor(["The cat sat on the mat."])  # token_ids, segment_ids, padding_mask
     result = inspect(backbone, features)
-    result.keys()  # ("transformer_layer_0/self_attention_layer", ...)
-    tokens = preprocessor.tokenizer.id_to_token  # to label the rows and columns
-    labels = [tokens(int(i)) for i in features["token_ids"][0]]
+    labels = [preprocessor.tokenizer.id_to_token(int(i)) for i in features["token_ids"][0]]
     inspection_view(result, row_labels=labels, col_labels=labels).show()
-    stack = result.layer_stack("self", item=0)  # weights (L, H, T, T) of the first sentence
-    real = np.asarray(features["padding_mask"][0]).astype(bool)  # (T,) True = real token
-    head_summaries(stack.weights, mask=real)  # from attnviz.heads: what each head does
-    attention_rollout(stack.weights).rollout  # (T, T): rollout through every layer
-
-GPT-2 works the same with `keras_hub.models.GPT2Backbone` and `GPT2Preprocessor` (its keys are
-"transformer_layer_<i>/self_attention").
 """
 
 from __future__ import annotations
 
-import threading
+import copy
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -60,37 +56,54 @@ from typing import Any, NoReturn
 import keras
 import numpy as np
 
-from attnviz.core.checks import check_choice, check_int, describe
-from attnviz.heads.capture import (
-    CaptureError,
-    RecordedCall,
-    calls_without_weights,
-    eager_functions,
-    find_attention_layers,
-    recording,
-)
+from attnviz.core.checks import check_choice, check_int, read_only
+from attnviz.heads.capture import Captured
+from attnviz.heads.positions import NONE, PositionScheme
+from attnviz.heads.readout import Fold, read_out
+from attnviz.heads.recording import CaptureError, record, unread
+from attnviz.heads.running import check_model, check_training, model_batch, run_model
 
-KINDS = ("self", "cross", "unknown")  # how a layer was called: query == value/key, or not
-_LOCK = threading.Lock()  # one inspection at a time: the patches are per layer, not per thread
-ERROR_CHARS = 600  # most characters of a Keras error message quoted in ours
+KINDS = ("self", "cross", "unknown")  # how a layer was called: Q and K from one input, or not
+
+
+class InspectionWarning(UserWarning):
+    """Something in the run looks like attention but could not be read."""
 
 
 @dataclass(frozen=True)
 class AttentionCall:
-    """One call of one attention layer during the inspected run."""
+    """One attention computed during the inspected run (arrays are read-only)."""
 
-    key: str  # unique in the run: the path, plus "#n" for the layer's n-th repeated call
-    path: str  # sublayer names from the model down, e.g. "decoder_layer_0/self_attention"
+    key: str  # unique in the run: the path, plus "#n" for the layer's n-th attention
+    path: str  # layer names from the model down, e.g. "decoder_layer_0/self_attention"
     name: str  # the layer's own name (not unique: every decoder layer has a "self_attention")
-    call_index: int  # 0 for the layer's first call in the run, 1 for its second, ...
-    kind: str  # "self" (query is also key and value), "cross", or "unknown"
-    weights: np.ndarray  # (B, H, T, S) read-only float32 softmax weights, before dropout
-    mask: np.ndarray | None  # (B, T, S) read-only bool, True = may attend; None = unmasked
+    call_index: int  # 0 for the layer's first attention in the run, 1 for its second, ...
+    kind: str  # "self" (Q and K from the same input), "cross", or "unknown"
+    weights: np.ndarray  # (B, H, T, S) float32 softmax weights as the layer used them
+    mask: np.ndarray | None  # (B, T, S) bool, True = may attend (in some head); None = unmasked
     config: MappingProxyType  # read-only view of a copy of the layer's `get_config()`
-    class_name: str  # the layer's class, e.g. "keras_hub...CachedMultiHeadAttention"
-    # read-only "query" (B, T, Dq), "key" and "value" (B, S, ·) the layer was called with
-    # (key = value if not given); empty if unknown
+    class_name: str  # the layer's class, e.g. "keras_hub...LlamaAttention"
+    # "query" (B, T, Dq), "key" and "value" (B, S, ·) the layer's call was given; empty when
+    # its queries, keys or values came from more than one input each
     inputs: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    logits: np.ndarray | None = None  # (B, H, T, S) the softmax's input: scores, biases, masks
+    query_heads: np.ndarray | None = None  # (B, H, T, Dk) Q as multiplied by K (after RoPE)
+    key_heads: np.ndarray | None = None  # (B, H, S, Dk) K, shared heads repeated per query head
+    value_heads: np.ndarray | None = None  # (B, H, S, Dv) V, likewise
+    kv_heads: tuple[int, ...] | None = None  # per query head, the key/value head it shares
+    head_mask: np.ndarray | None = None  # (B, H, T, S) bool, only when heads mask differently
+    position: PositionScheme = NONE  # the layer's position scheme
+    fold: Fold | None = None  # windows etc.: the batch axis holds B·G groups (None: just B)
+    notes: tuple[str, ...] = ()  # remarks: sliding window, soft-capping, sinks, ...
+
+    @property
+    def head_masks(self) -> np.ndarray:
+        """`(B, H, T, S)` bool, True = may attend, per head (all True when unmasked)."""
+        if self.head_mask is not None:
+            return self.head_mask
+        b, h, t, s = self.weights.shape
+        mask = np.ones((b, t, s), dtype=bool) if self.mask is None else self.mask
+        return read_only(np.broadcast_to(mask[:, None], (b, h, t, s)))
 
 
 @dataclass(frozen=True)
@@ -105,10 +118,11 @@ class LayerStack:
 
 @dataclass(frozen=True)
 class Inspection:
-    """Every attention call of one run of a model, in call order."""
+    """Every attention of one run of a model, in call order."""
 
-    calls: tuple[AttentionCall, ...]  # in the order the layers were called
-    outputs: Any  # the model's outputs of this run, as numpy (see `inspect` on padding rows)
+    calls: tuple[AttentionCall, ...]  # in the order the attention was computed
+    outputs: Any  # the model's outputs of this run, as numpy
+    warnings: tuple[str, ...] = ()  # what looked like attention but could not be read
 
     def keys(self) -> tuple[str, ...]:
         """Every call's key, in call order."""
@@ -138,7 +152,7 @@ class Inspection:
         """
         chosen = self._choose(kind, keys)
         shapes = {call.weights.shape for call in chosen}
-        if len(shapes) != 1 or len(next(iter(shapes))) != 4:
+        if len(shapes) != 1:
             raise ValueError(
                 "The chosen calls must share one (B, H, T, S) shape to be stacked. Received "
                 f"shapes {[c.weights.shape for c in chosen]} for {[c.key for c in chosen]}. "
@@ -173,145 +187,101 @@ class Inspection:
 
 
 def inspect(model: Any, inputs: Any, **call_kwargs: Any) -> Inspection:
-    """Run `model` once on `inputs` and return every attention layer's weights.
+    """Run `model` once on `inputs` and return every attention it computes.
 
     Args:
-        model: a built Keras 3 model or layer containing `keras.layers.MultiHeadAttention`
-            layers (or subclasses), at any depth.
+        model: a built Keras 3 model or layer (TensorFlow backend).
         inputs: what `model(inputs)` takes: an array, a list or a dict of arrays.
         **call_kwargs: more arguments for the call, e.g. `padding_mask=...` for a subclassed
             model; `training` may only be False (the run is at inference).
 
     Returns:
-        An `Inspection`: the calls in call order, each with its key, path, kind, weights
-        `(B, H, T, S)`, mask `(B, T, S)` and config, and the model's outputs. The attention
-        layers take Keras's explicit-softmax path (the one `return_attention_scores=True`
-        takes), so the outputs equal a plain call's except in the rows of fully masked
-        queries (padding), where Keras's fused kernel and its softmax give different rows.
+        An `Inspection`: the calls in the order they ran, each with its key, kind, weights
+        `(B, H, T, S)`, mask, logits, query/key/value heads, position scheme and config; the
+        model's outputs (exactly a plain call's); and warnings about what could not be read.
 
     Raises:
-        ValueError: if `model` is not a built Keras model or layer, holds no MultiHeadAttention,
-            rejects `inputs` (Keras's message is quoted), or an attention layer did not hand over
-            its weights.
+        ValueError: if `model` is not a built Keras model or layer, rejects `inputs` (Keras's
+            message is quoted), or computes no attention on them.
     """
-    layers = _check_model(model)
-    _check_training(call_kwargs.pop("training", False))
-    with _LOCK, recording(layers) as calls, eager_functions(), keras.StatelessScope():
-        outputs = _run(model, inputs, call_kwargs)
-    _check_recorded(calls, layers)
-    return Inspection(calls=_as_calls(calls), outputs=_to_numpy_tree(outputs))
-
-
-def _check_model(model: Any) -> list:
-    """The model's attention layers; the model must be a built Keras layer that has some."""
-    if not isinstance(model, keras.layers.Layer):
-        raise ValueError(
-            "`model` must be a Keras 3 model or layer (keras.Model, keras.layers.Layer). "
-            f"Received: {describe(model)}. Load it with keras.saving.load_model or build it "
-            "with keras.Model / keras.Sequential."
-        )
-    layers = find_attention_layers(model)
-    if not layers:
-        raise ValueError(
-            "`model` holds no keras.layers.MultiHeadAttention layer (nor a subclass of it), so "
-            f"there are no attention weights to read. Received: {type(model).__name__} "
-            f"'{model.name}'. Other attention layers (keras.layers.Attention, custom "
-            "ones) are not supported."
-        )
-    unbuilt = [found.path for found in layers if not found.layer.built]
-    if not model.built or unbuilt:
-        raise ValueError(
-            f"`model` is not built: {', '.join(unbuilt) or model.name} has no weights yet, and "
-            "running it would create new random ones. Received an unbuilt "
-            f"{type(model).__name__}. Call it once on example inputs (or load its weights) first."
-        )
-    return layers
-
-
-def _check_training(training: Any) -> None:
-    """`training` may be passed only as False: the run is at inference, with no dropout."""
-    if training is not False:
-        raise ValueError(
-            "`inspect` runs the model at inference, so `training` may only be False. "
-            f"Received: training={describe(training)}. Training mode would apply dropout and "
-            "update statistics."
-        )
-
-
-def _run(model: keras.layers.Layer, inputs: Any, call_kwargs: dict[str, Any]) -> Any:
-    """`model(inputs, training=False, **call_kwargs)`, its errors turned into a ValueError."""
-    try:
-        return model(inputs, training=False, **call_kwargs)
-    except CaptureError:
-        raise
-    except Exception as err:
-        said = " ".join(str(err).split())
-        said = said if len(said) <= ERROR_CHARS else said[: ERROR_CHARS - 1] + "…"
-        raise ValueError(
-            f"The model could not run on `inputs`. Keras said: {type(err).__name__}: {said} "
-            f"Received inputs: {_describe_inputs(inputs)}. Give the inputs the model was "
-            f"built for{_expected_inputs(model)}."
-        ) from err
-
-
-def _describe_inputs(inputs: Any) -> str:
-    """Shapes and dtypes of a structure of arrays, e.g. "{'token_ids': (2, 8) int32}"."""
-
-    def one(x: Any) -> str:
-        return f"{tuple(x.shape)} {x.dtype}" if hasattr(x, "shape") else describe(x)
-
-    try:
-        return str(keras.tree.map_structure(one, inputs))
-    except Exception:
-        return describe(inputs)
-
-
-def _expected_inputs(model: keras.layers.Layer) -> str:
-    """For functional models, what they take (a hint for error messages); else ""."""
-    try:
-        listed = [f"{x.name} {tuple(x.shape)} {x.dtype}" for x in model.inputs]
-    except (AttributeError, TypeError, ValueError):  # no symbolic inputs (subclassed models)
-        return ""
-    return f", as `model.inputs` lists: {listed}"
-
-
-def _check_recorded(calls: list[RecordedCall], layers: list) -> None:
-    """Every attention call handed over its weights, and at least one layer ran."""
-    if not calls:
-        paths = ", ".join(found.path for found in layers)
-        raise ValueError(
-            f"None of the model's attention layers ({paths}) ran on these inputs, so there "
-            "are no weights to show. Check that `inputs` reach them (e.g. the branch of the "
-            "model that uses attention)."
-        )
-    missing = calls_without_weights(calls)
-    if missing:
-        names = ", ".join(f"{c.found.path} ({type(c.found.layer).__name__})" for c in missing)
-        raise ValueError(
-            f"These attention layers ran without handing their weights to `call`: {names}. "
-            "Their class computes attention its own way instead of through "
-            "MultiHeadAttention._compute_attention; call such a layer directly with "
-            "return_attention_scores=True if it supports it."
-        )
-
-
-def _as_calls(calls: list[RecordedCall]) -> tuple[AttentionCall, ...]:
-    """The frozen, keyed calls of a run."""
-    return tuple(
-        AttentionCall(
-            key=c.found.path if c.call_index == 0 else f"{c.found.path}#{c.call_index}",
-            path=c.found.path,
-            name=c.found.layer.name,
-            call_index=c.call_index,
-            kind=c.kind,
-            weights=c.weights,
-            mask=c.mask,
-            config=MappingProxyType(c.config),
-            class_name=f"{type(c.found.layer).__module__}.{type(c.found.layer).__qualname__}",
-            inputs=MappingProxyType(c.inputs),
-        )
-        for c in calls
+    check_model(model)
+    check_training(call_kwargs.pop("training", False))
+    run = run_model(lambda: record(model, inputs, call_kwargs), model, inputs)
+    if not run.tape.found:
+        _no_attention(model, unread(run))
+    messages = tuple(unread(run))
+    for message in messages:
+        warnings.warn(message, InspectionWarning, stacklevel=2)
+    batch = model_batch(inputs)
+    return Inspection(
+        calls=_as_calls(run.tape.found, batch),
+        outputs=_to_numpy_tree(run.outputs),
+        warnings=messages,
     )
+
+
+def _no_attention(model: keras.layers.Layer, messages: list[str]) -> NoReturn:
+    """Raise: the run computed no attention (saying which attention layers did not run)."""
+    idle = [
+        layer.name
+        for layer in model._flatten_layers(include_self=True, recursive=True)
+        if "attention" in type(layer).__name__.lower()
+    ]
+    said = f" Its attention layers ({', '.join(idle)}) did not run on these inputs." if idle else ""
+    raise CaptureError(
+        "`model` computed no attention on these inputs: no softmax over keys weighed values "
+        f"in its run.{said}{' ' + ' '.join(messages) if messages else ''} Received: "
+        f"{type(model).__name__} '{model.name}'. Check that `inputs` reach its attention."
+    )
+
+
+def _as_calls(found: list[Captured], batch: int | None) -> tuple[AttentionCall, ...]:
+    """The frozen, keyed calls of a run."""
+    calls, counts = [], {}
+    for captured in found:
+        owner = captured.owner
+        index = counts.get(id(owner.layer), 0)
+        counts[id(owner.layer)] = index + 1
+        out = read_out(captured, batch)
+        layer = owner.layer
+        calls.append(
+            AttentionCall(
+                key=owner.path if index == 0 else f"{owner.path}#{index}",
+                path=owner.path,
+                name=layer.name,
+                call_index=index,
+                kind=owner.kind,
+                weights=_frozen(out.weights),
+                mask=_frozen(out.mask),
+                config=MappingProxyType(_config(layer)),
+                class_name=f"{type(layer).__module__}.{type(layer).__qualname__}",
+                inputs=MappingProxyType(owner.inputs),
+                logits=_frozen(out.logits),
+                query_heads=_frozen(out.query_heads),
+                key_heads=_frozen(out.key_heads),
+                value_heads=_frozen(out.value_heads),
+                kv_heads=out.kv_heads,
+                head_mask=_frozen(out.head_mask),
+                position=out.position,
+                fold=out.fold,
+                notes=out.notes,
+            )
+        )
+    return tuple(calls)
+
+
+def _frozen(array: np.ndarray | None) -> np.ndarray | None:
+    """`array` made read-only (None stays None). No copy: each array is either new or a view of
+    a TensorFlow tensor's buffer, which numpy keeps alive and TensorFlow never writes again."""
+    return None if array is None else read_only(array)
+
+
+def _config(layer: keras.layers.Layer) -> dict:
+    """A copy of the layer's config ({} if it cannot give one)."""
+    try:
+        return copy.deepcopy(layer.get_config())
+    except (NotImplementedError, TypeError, ValueError, AttributeError):
+        return {}
 
 
 def _to_numpy_tree(outputs: Any) -> Any:

@@ -1,217 +1,163 @@
-"""Tests for heads/capture.py on its own: finding attention layers, recording one run's calls
-(kind, weights, mask, inputs, config) and putting every layer back as it was, also after an
-error. The weights are compared with the layer's own `return_attention_scores=True` output."""
+"""Tests for heads/capture (with owners and tracing): the general mechanism on attention written
+by hand, as the decoder tutorial in the seed documents writes it.
+
+The tutorial's `MultiHeadAttention` is a plain `Layer` with `W_q`, `W_k`, `W_v`, `W_o` that calls
+a weightless `DotProductAttention` (softmax of `QKᵀ/√d_k - 1e9·mask`, 1 = masked); its padding
+mask is `(B, 1, 1, S)` and its look-ahead mask `(T, T)`. It is reproduced here in Keras 3 (the
+tutorial's TensorFlow calls spelt with `keras.ops`, `d_k` passed by name as Keras 3 requires),
+and recorded by `inspect` with no adapter.
+"""
 
 from __future__ import annotations
+
+import math
 
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
+from keras import ops
 
-from attnviz.heads.capture import (
-    PATCHED,
-    CaptureError,
-    FoundLayer,
-    calls_without_weights,
-    eager_functions,
-    find_attention_layers,
-    recording,
-)
+from attnviz.heads import inspect
 
-RNG = np.random.default_rng(3)
-B, T, S, D, H = 2, 3, 4, 6, 2  # batch, queries, keys, features, heads
+RNG = np.random.default_rng(41)
 
 
-def _attention(name: str, **kwargs) -> keras.layers.MultiHeadAttention:
-    layer = keras.layers.MultiHeadAttention(H, 3, name=name, **kwargs)
-    layer.build((None, T, D), (None, S, D))
-    return layer
+class DotProductAttention(keras.layers.Layer):
+    """The tutorial's scaled dot-product attention (no weights)."""
+
+    def call(self, queries, keys, values, d_k, mask=None):
+        scores = ops.matmul(queries, ops.transpose(keys, (0, 1, 3, 2))) / math.sqrt(d_k)
+        if mask is not None:
+            scores += -1e9 * mask
+        weights = ops.softmax(scores)
+        return ops.matmul(weights, values)
 
 
-def _inputs() -> tuple[np.ndarray, np.ndarray]:
-    return RNG.random((B, T, D)).astype("float32"), RNG.random((B, S, D)).astype("float32")
+class TutorialMultiHeadAttention(keras.layers.Layer):
+    """The tutorial's multi-head attention: projections, heads, DotProductAttention, W_o."""
 
-
-class Block(keras.layers.Layer):
-    """Self-attention, then an inner block with cross-attention: two levels of nesting."""
-
-    def __init__(self, inner: keras.layers.Layer | None = None, **kwargs):
+    def __init__(self, h, d_k, d_v, d_model, **kwargs):
         super().__init__(**kwargs)
-        self.attention = keras.layers.MultiHeadAttention(H, 3, name="self_attention")
-        self.inner = inner
+        self.attention = DotProductAttention()
+        self.heads, self.d_k, self.d_v = h, d_k, d_v
+        self.W_q, self.W_k = keras.layers.Dense(d_k), keras.layers.Dense(d_k)
+        self.W_v, self.W_o = keras.layers.Dense(d_v), keras.layers.Dense(d_model)
 
-    def call(self, x, memory):
-        x = self.attention(x, x)
-        return self.inner(x, memory) if self.inner is not None else x
+    def reshape_tensor(self, x, heads, flag):
+        if flag:  # (B, T, d) -> (B, heads, T, d / heads)
+            x = ops.reshape(x, (ops.shape(x)[0], ops.shape(x)[1], heads, -1))
+            return ops.transpose(x, (0, 2, 1, 3))
+        x = ops.transpose(x, (0, 2, 1, 3))  # (B, heads, T, d / heads) -> (B, T, d)
+        return ops.reshape(x, (ops.shape(x)[0], ops.shape(x)[1], self.d_v))
+
+    def call(self, queries, keys, values, mask=None):
+        q = self.reshape_tensor(self.W_q(queries), self.heads, True)
+        k = self.reshape_tensor(self.W_k(keys), self.heads, True)
+        v = self.reshape_tensor(self.W_v(values), self.heads, True)
+        o = self.attention(q, k, v, d_k=self.d_k, mask=mask)  # Keras 3: non-tensors by name
+        return self.W_o(self.reshape_tensor(o, self.heads, False))
 
 
-class Cross(keras.layers.Layer):
-    def __init__(self, shared: keras.layers.MultiHeadAttention, **kwargs):
+class TutorialDecoderBlock(keras.layers.Layer):
+    """Masked self-attention, then cross-attention to the encoder, as the tutorial's decoder."""
+
+    def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.cross = shared
+        self.multihead_attention1 = TutorialMultiHeadAttention(
+            2, 8, 8, 8, name="multihead_attention1"
+        )
+        self.multihead_attention2 = TutorialMultiHeadAttention(
+            2, 8, 8, 8, name="multihead_attention2"
+        )
 
-    def call(self, x, memory):
-        return self.cross(x, memory)
-
-
-# ---------------------------------------------------------------- finding
-
-
-def test_an_attention_layer_is_found_as_itself():
-    layer = _attention("solo")
-    (found,) = find_attention_layers(layer)
-    assert found == FoundLayer("solo", layer)
+    def call(self, x, encoder_output, lookahead_mask, padding_mask):
+        x = x + self.multihead_attention1(x, x, x, lookahead_mask)
+        return x + self.multihead_attention2(x, encoder_output, encoder_output, padding_mask)
 
 
-def test_layers_are_found_depth_first_with_their_paths_and_shared_ones_once():
-    shared = keras.layers.MultiHeadAttention(H, 3, name="shared_cross")
-    outer = Block(Block(Cross(shared, name="cross_block"), name="inner"), name="outer")
-    also = Cross(shared, name="again")  # the same layer under a second parent
+def _reference(layer: TutorialMultiHeadAttention, q, k, mask) -> np.ndarray:
+    """The tutorial's weights `(B, H, T, S)` in float64 from W_q and W_k."""
 
-    class Model(keras.Model):
-        def __init__(self):
-            super().__init__(name="model")
-            self.outer, self.again = outer, also
+    def heads(dense, x):
+        kernel, bias = (np.asarray(w, dtype=np.float64) for w in (dense.kernel, dense.bias))
+        projected = np.asarray(x, np.float64) @ kernel + bias  # (B, T, d_k)
+        return projected.reshape(*projected.shape[:2], layer.heads, -1).transpose(0, 2, 1, 3)
 
-        def call(self, x, memory):
-            return self.again(self.outer(x, memory), memory)
-
-    found = find_attention_layers(Model())
-    assert [f.path for f in found] == [
-        "outer/self_attention",
-        "outer/inner/self_attention",
-        "outer/inner/cross_block/shared_cross",
-    ]
-    assert found[2].layer is shared
+    logits = heads(layer.W_q, q) @ heads(layer.W_k, k).transpose(0, 1, 3, 2) / np.sqrt(layer.d_k)
+    logits = logits - 1e9 * mask
+    shifted = np.exp(logits - logits.max(-1, keepdims=True))
+    return shifted / shifted.sum(-1, keepdims=True)
 
 
-def test_a_model_without_attention_has_no_layers():
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
-    assert find_attention_layers(model) == []
+@pytest.fixture(scope="module")
+def block():
+    keras.utils.set_random_seed(5)
+    layer = TutorialDecoderBlock(name="decoder_layer")
+    x, memory = RNG.normal(size=(2, 4, 8)), RNG.normal(size=(2, 5, 8))
+    lookahead = 1.0 - np.tri(4)  # (T, T), 1 = masked: the future
+    padding = np.zeros((2, 1, 1, 5))  # (B, 1, 1, S), 1 = masked: padded source tokens
+    padding[0, ..., 3:] = 1.0
+    args = [a.astype("float32") for a in (x, memory, lookahead, padding)]
+    layer(*args)
+    return layer, args
 
 
-# ---------------------------------------------------------------- recording
-
-
-def test_self_and_cross_calls_are_recorded_in_order_with_the_layers_own_weights():
-    layer = _attention("attention")
-    x, memory = _inputs()
-    with recording(find_attention_layers(layer)) as calls:
-        layer(x, x)  # self-attention: query is the value
-        layer(x, memory)  # cross-attention
-    own_self = np.asarray(layer(x, x, return_attention_scores=True)[1])
-    own_cross = np.asarray(layer(x, memory, return_attention_scores=True)[1])
-    assert [(c.kind, c.call_index) for c in calls] == [("self", 0), ("cross", 1)]
-    assert calls[0].weights.shape == (B, H, T, T) and calls[1].weights.shape == (B, H, T, S)
-    np.testing.assert_allclose(calls[0].weights, own_self, rtol=0, atol=1e-7)
-    np.testing.assert_allclose(calls[1].weights, own_cross, rtol=0, atol=1e-7)
-    assert calls[0].weights.dtype == np.float32 and not calls[0].weights.flags.writeable
-    assert calls[0].mask is None and calls[0].config == layer.get_config()
-    assert calls_without_weights(calls) == []
-
-
-def test_each_call_keeps_read_only_copies_of_its_inputs_key_being_the_value():
-    layer = _attention("attention")
-    x, memory = _inputs()
-    with recording(find_attention_layers(layer)) as calls:
-        layer(x, memory)
-    inputs = calls[0].inputs
-    assert sorted(inputs) == ["key", "query", "value"]
-    np.testing.assert_array_equal(inputs["query"], x)
-    np.testing.assert_array_equal(inputs["key"], memory)  # no key given: the value
-    np.testing.assert_array_equal(inputs["value"], memory)
-    assert not any(a.flags.writeable for a in inputs.values())
-
-
-def test_the_mask_is_the_one_the_layer_applied():
-    layer = _attention("attention")
-    x, memory = _inputs()
-    given = np.ones((B, T, S), bool)
-    given[0, :, -1] = False  # sequence 0's last key is padding
-    with recording(find_attention_layers(layer)) as calls:
-        layer(x, x, use_causal_mask=True)  # causal only
-        layer(x, memory, attention_mask=given)  # a padding mask
-        layer(x, memory, attention_mask=given, use_causal_mask=True)  # both
-    np.testing.assert_array_equal(
-        calls[0].mask, np.broadcast_to(np.tri(T, T, dtype=bool), (B, T, T))
+def test_hand_written_attention_is_recorded_under_the_layer_with_the_projections(block):
+    layer, (x, memory, lookahead, padding) = block
+    result = inspect(layer, x, encoder_output=memory, lookahead_mask=lookahead,
+                     padding_mask=padding)  # fmt: skip
+    assert result.keys() == ("multihead_attention1", "multihead_attention2")
+    assert [c.kind for c in result.calls] == ["self", "cross"] and result.warnings == ()
+    first, second = result.calls
+    np.testing.assert_allclose(
+        first.weights, _reference(layer.multihead_attention1, x, x, lookahead), atol=1e-5
     )
-    np.testing.assert_array_equal(calls[1].mask, given)
-    np.testing.assert_array_equal(calls[2].mask, given & np.tri(T, S, dtype=bool))
-    for call in calls:  # a blocked key gets exactly no weight
-        np.testing.assert_array_equal(np.where(call.mask[:, None], 0, call.weights), 0)
+    np.testing.assert_array_equal(first.mask, np.broadcast_to(np.tri(4, dtype=bool), (2, 4, 4)))
+    keys = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)  # the (B, 1, 1, S) padding
+    np.testing.assert_array_equal(second.mask, np.broadcast_to(keys[:, None, :], (2, 4, 5)))
+    assert second.weights.shape == (2, 2, 4, 5) and (second.weights[0, :, :, 3:] == 0).all()
+    assert first.query_heads.shape == (2, 2, 4, 4) and second.key_heads.shape == (2, 2, 5, 4)
+    np.testing.assert_array_equal(second.inputs["key"], memory)  # the call's own inputs
+    assert first.class_name.endswith("TutorialMultiHeadAttention")
 
 
-def test_a_direct_compute_call_is_recorded_as_an_unknown_call():
-    layer = _attention("attention")
-    q = RNG.random((1, T, H, 3)).astype("float32")  # projected (B, T, N, key_dim)
-    k = RNG.random((1, S, H, 3)).astype("float32")
-    with recording(find_attention_layers(layer)) as calls:
-        layer._compute_attention(q, k, k)  # outside `call`: no query/value to classify
-    (call,) = calls
-    assert call.kind == "unknown" and call.weights.shape == (1, H, T, S) and call.inputs == {}
+def test_cross_attention_queries_are_the_hidden_state(block):
+    layer, (x, memory, lookahead, padding) = block
+    result = inspect(layer, x, encoder_output=memory, lookahead_mask=lookahead,
+                     padding_mask=padding)  # fmt: skip
+    second = result["multihead_attention2"]
+    hidden = second.inputs["query"]  # x + self-attention output, as the block computed it
+    expected = _reference(layer.multihead_attention2, hidden, memory, padding)
+    np.testing.assert_allclose(second.weights, expected, rtol=0, atol=1e-5)
 
 
-def test_layers_are_put_back_exactly_as_they_were_also_after_an_error():
-    plain, preset = _attention("plain"), _attention("preset")
-    own_call = preset.call  # an instance attribute set before the recording
-    object.__setattr__(preset, "call", own_call)
-    layers = find_attention_layers(plain) + find_attention_layers(preset)
-    before = [{k: vars(f.layer)[k] for k in PATCHED if k in vars(f.layer)} for f in layers]
-    assert "call" not in before[0] and before[1]["call"] is own_call
-    with pytest.raises(RuntimeError, match="boom"), recording(layers):
-        assert all(name in vars(plain) for name in ("call", "_compute_attention"))
-        raise RuntimeError("boom")
-    after = [{k: vars(f.layer)[k] for k in PATCHED if k in vars(f.layer)} for f in layers]
-    assert [sorted(a) for a in after] == [sorted(b) for b in before]
-    assert all(a[k] is b[k] for a, b in zip(after, before, strict=True) for k in a)
-    assert type(plain).call is keras.layers.MultiHeadAttention.call  # the class untouched
+def test_a_softmax_that_is_not_attention_is_not_recorded():
+    keras.utils.set_random_seed(6)
+    x_in = keras.Input((4, 8))
+    attended = keras.layers.MultiHeadAttention(2, 4, name="mha")(x_in, x_in)
+    probabilities = keras.layers.Dense(7, activation="softmax", name="classifier")(attended)
+    model = keras.Model(x_in, probabilities)  # a (B, T, 7) softmax: class probabilities
+    result = inspect(model, RNG.normal(size=(1, 4, 8)).astype("float32"))
+    assert result.keys() == ("mha",) and result.warnings == ()
 
 
-def test_flash_attention_is_off_while_recording_and_back_after():
-    layer = _attention("flash", flash_attention=True)
-    assert vars(layer)["_flash_attention"] is True
-    with recording(find_attention_layers(layer)):
-        assert layer._flash_attention is False
-    assert vars(layer)["_flash_attention"] is True
+def test_attention_written_with_ops_in_a_subclassed_model():
+    class Plain(keras.Model):
+        def __init__(self):
+            super().__init__(name="plain")
+            self.project = keras.layers.Dense(6, name="project")
 
+        def call(self, x):
+            q = self.project(x)
+            weights = ops.softmax(ops.einsum("btd,bsd->bts", q, x[..., :6]), axis=-1)
+            return ops.einsum("bts,bsd->btd", weights, x)
 
-def test_a_layer_that_hands_over_no_weights_is_reported():
-    class Hidden(keras.layers.MultiHeadAttention):
-        def _compute_attention(self, query, key, value, attention_mask=None, training=None,
-                               return_attention_scores=False):  # fmt: skip
-            output, _ = super()._compute_attention(query, key, value, attention_mask, training)
-            return output, None  # a custom kernel that never materialises the weights
-
-    layer = Hidden(H, 3, name="hidden")
-    x, _ = _inputs()
-    with recording(find_attention_layers(layer)) as calls:
-        layer(x, x)
-    assert calls_without_weights(calls) == calls and calls[0].weights is None
-
-
-def test_weights_inside_a_compiled_graph_cannot_be_read():
-    layer = _attention("graph")
-    x, _ = _inputs()
-    compiled = tf.function(lambda q: layer(q, q))
-    assert issubclass(CaptureError, ValueError)
-    # TensorFlow's autograph re-raises it while tracing, as its own error with this message
-    message = "'graph' ran inside a compiled graph, where its weights are symbolic"
-    with recording(find_attention_layers(layer)), pytest.raises(Exception, match=message) as error:
-        compiled(x)
-    assert "call an uncompiled copy" in str(error.value)
-    assert "call" not in vars(layer)
-
-
-@pytest.mark.parametrize("before", [False, True])
-def test_eager_functions_runs_tf_functions_eagerly_then_restores(before):
-    tf.config.run_functions_eagerly(before)
-    try:
-        with eager_functions():
-            assert tf.config.functions_run_eagerly()
-        assert tf.config.functions_run_eagerly() is before
-        with pytest.raises(KeyError), eager_functions():
-            raise KeyError("inside")
-        assert tf.config.functions_run_eagerly() is before
-    finally:
-        tf.config.run_functions_eagerly(False)
+    model, x = Plain(), RNG.normal(size=(2, 3, 6)).astype("float32")
+    model(x)
+    (call,) = inspect(model, x).calls
+    q = np.asarray(model.project(x), np.float64)
+    logits = np.einsum("btd,bsd->bts", q, x.astype(np.float64))
+    expected = np.exp(logits - logits.max(-1, keepdims=True))
+    np.testing.assert_allclose(call.weights[:, 0], expected / expected.sum(-1, keepdims=True),
+                               atol=1e-5)  # fmt: skip
+    assert call.key == "plain" and call.kind == "self"  # Q and K both come from x

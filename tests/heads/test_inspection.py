@@ -1,7 +1,11 @@
-"""Tests for heads/inspection (and heads/capture): any Keras model's attention, unchanged model.
+"""Tests for heads/inspection: the public API on models built with Keras's MultiHeadAttention,
+the model left unchanged, keys, stacks and errors.
 
-Every test checks `inspect` against the layers' own `return_attention_scores=True` output for
-the same inputs, and that the model's outputs, weights and attributes are the same afterwards.
+Each test checks `inspect` against the layers' own `return_attention_scores=True` output for the
+same inputs (in the rows where some key is allowed: in a fully masked row Keras's fused kernel,
+which a plain run uses, spreads the weights evenly while `return_attention_scores` gives zeros),
+and that the model's outputs, variables and attributes are exactly the same afterwards.
+Keras's other attention layers: test_inspection_keras.py; keras-hub: test_inspection_hub.py.
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ import tensorflow as tf
 
 from attnviz.core.masks import build_mask
 from attnviz.drawing.model_view import inspection_view
-from attnviz.heads import inspect
+from attnviz.heads import InspectionWarning, inspect
 from attnviz.transformer.decoder import DecoderConfig, build_decoder
 
 RNG = np.random.default_rng(21)
-PATCHED = ("call", "_compute_attention", "_flash_attention")  # what inspect may shadow
+KERAS_SETS = {"_return_attention_scores", "_called", "_parent_path"}  # Keras sets these in calls
 
 
 # ---------------------------------------------------------------- helpers
@@ -36,12 +40,13 @@ def _numpy(tree):
 
 
 def _snapshot(model, run) -> dict:
-    """A plain run's outputs, every variable's value, and the attention layers' own attributes."""
-    layers = _attention_layers(model)
+    """A plain run's outputs, every variable's value, and every layer's own attributes."""
+    outputs = keras.tree.flatten(_numpy(run()))  # builds the model if needed: before the list
+    layers = model._flatten_layers(include_self=True, recursive=True)
     return dict(
-        outputs=keras.tree.flatten(_numpy(run())),
+        outputs=outputs,
         variables=[np.array(v.numpy()) for v in model.variables],
-        attributes=[{k: vars(a).get(k, "absent") for k in PATCHED} for a in layers],
+        attributes=[dict(vars(layer)) for layer in layers],
     )
 
 
@@ -52,7 +57,9 @@ def _assert_unchanged(model, run, before: dict) -> None:
     for old, new in zip(before["variables"], after["variables"], strict=True):
         np.testing.assert_array_equal(new, old)
     for old, new in zip(before["attributes"], after["attributes"], strict=True):
-        assert all(new[k] is old[k] for k in PATCHED), (old, new)
+        assert old.keys() == new.keys()
+        changed = [k for k in old if new[k] is not old[k] and k not in KERAS_SETS]
+        assert not changed, changed
     assert not tf.config.functions_run_eagerly()
 
 
@@ -82,10 +89,12 @@ def _own_weights(model, run) -> list[tuple[object, np.ndarray, dict]]:
 
 
 def _assert_matches_own(result, own) -> None:
+    """Each call's weights equal the layer's own in every row with an allowed key."""
     assert len(result.calls) == len(own)
     for call, (layer, weights, _) in zip(result.calls, own, strict=True):
         assert call.name == layer.name
-        np.testing.assert_allclose(call.weights, weights, rtol=0, atol=1e-6)
+        rows = call.head_masks.any(axis=-1)  # (B, H, T): rows with an allowed key
+        np.testing.assert_allclose(call.weights[rows], weights[rows], rtol=0, atol=1e-6)
         np.testing.assert_allclose(call.weights.sum(axis=-1), 1.0, atol=1e-5)
 
 
@@ -110,17 +119,26 @@ def test_small_encoder_equals_the_layers_own_weights(encoder):
     embedded = model.get_layer("embed")(tokens)  # carries the padding mask, as in the model
     _, own = model.get_layer("mha")(embedded, embedded, return_attention_scores=True)
     (call,) = result.calls
-    np.testing.assert_array_equal(call.weights, np.asarray(own))
+    real = tokens != 0
+    allowed = real[:, :, None] & real[:, None, :]  # (B, T, S): Keras masks padded queries too
+    np.testing.assert_array_equal(call.mask, allowed)
+    rows = allowed.any(axis=-1)  # (B, T): the real queries
+    np.testing.assert_allclose(
+        call.weights.transpose(0, 2, 1, 3)[rows],
+        np.asarray(own).transpose(0, 2, 1, 3)[rows],
+        rtol=0,
+        atol=1e-6,
+    )
+    # The padded query row: every key masked; the fused kernel of the plain run spreads it evenly
+    np.testing.assert_allclose(call.weights[0, :, 3], 0.25, atol=1e-7)
     assert (call.key, call.path, call.kind, call.call_index) == ("mha", "mha", "self", 0)
     assert call.weights.shape == (2, 2, 4, 4) and not call.weights.flags.writeable
-    real = tokens != 0
-    np.testing.assert_array_equal(call.mask, real[:, :, None] & real[:, None, :])
+    assert call.head_mask is None and call.kv_heads == (0, 1) and call.position.name == "none"
     assert dict(call.config) == model.get_layer("mha").get_config()
     assert call.class_name.endswith("MultiHeadAttention")
     assert result.keys() == ("mha",) and result.weights["mha"] is call.weights
-    # Outputs equal a plain run's, but for the padding query (its row is fully masked, where
-    # Keras's fused kernel and its explicit softmax disagree)
-    np.testing.assert_allclose(result.outputs[real], before["outputs"][0][real], atol=1e-6)
+    np.testing.assert_array_equal(result.outputs, before["outputs"][0])  # exactly a plain run
+    assert result.warnings == ()
     _assert_unchanged(model, lambda: model(tokens), before)
 
 
@@ -153,7 +171,7 @@ def test_the_model_view_draws_an_inspection(encoder):
     z = np.asarray(values[1].z, dtype=float)
     allowed = result["mha"].mask[0]
     np.testing.assert_allclose(z[allowed], result["mha"].weights[0, 1][allowed], atol=1e-7)
-    assert np.isnan(z[~allowed]).all()  # masked and exactly 0: drawn grey
+    assert np.isnan(z[:3][~allowed[:3]]).all()  # real queries' masked keys: exactly 0, grey
 
 
 def test_attnviz_decoder_self_and_cross_attention():
@@ -177,9 +195,10 @@ def test_attnviz_decoder_self_and_cross_attention():
     )
     assert [c.kind for c in result.calls] == ["self", "cross", "self", "cross"]
     own = [own_self[0], own_cross[0], own_self[1], own_cross[1]]
-    for call, weights in zip(result.calls, own, strict=True):
+    for call, weights in zip(result.calls, own, strict=True):  # the layers' explicit softmax
         np.testing.assert_array_equal(call.weights, np.asarray(weights))
         np.testing.assert_array_equal(call.mask, self_mask if call.kind == "self" else cross_mask)
+        assert call.logits.shape == call.weights.shape and call.query_heads.shape[-1] == 4
     np.testing.assert_array_equal(result.outputs[0], np.asarray(output))
     stack = result.layer_stack("self", item=1)
     assert stack.keys == result.keys()[::2] and stack.weights.shape == (2, 2, 4, 4)
@@ -203,7 +222,7 @@ def test_functional_model_with_two_attention_blocks():
     own1 = mha1(x, x, use_causal_mask=True, return_attention_scores=True)[1]
     own2 = mha2(h, memory, return_attention_scores=True)[1]
     first, second = result.calls
-    np.testing.assert_allclose(first.weights, np.asarray(own1), rtol=0, atol=1e-7)
+    np.testing.assert_allclose(first.weights, np.asarray(own1), rtol=0, atol=1e-6)
     np.testing.assert_allclose(second.weights, np.asarray(own2), rtol=0, atol=1e-6)
     assert [(c.key, c.kind) for c in result.calls] == [
         ("block1_self", "self"), ("block2_cross", "cross"),
@@ -211,7 +230,7 @@ def test_functional_model_with_two_attention_blocks():
     np.testing.assert_array_equal(first.mask, np.broadcast_to(np.tri(5, dtype=bool), (2, 5, 5)))
     np.testing.assert_array_equal(np.triu(first.weights, k=1), 0.0)
     assert second.mask is None and second.weights.shape == (2, 3, 5, 3)
-    np.testing.assert_allclose(result.outputs, before["outputs"][0], atol=1e-6)
+    np.testing.assert_array_equal(result.outputs, before["outputs"][0])
     _assert_unchanged(model, lambda: model([x, memory]), before)
 
 
@@ -294,19 +313,15 @@ def test_subclassed_attention_inside_a_subclassed_model():
     _assert_unchanged(model, run, before)
 
 
-def test_flash_attention_is_turned_off_for_the_run_and_back_on_after():
+def test_a_flash_attention_layer_is_reported_as_tensorflow_reports_it():
+    # TensorFlow has no flash kernel: a plain call fails, and so does inspect, saying what to do
     keras.utils.set_random_seed(7)
     x_in = keras.Input((4, 6))
     flash = keras.layers.MultiHeadAttention(2, 3, flash_attention=True, name="flash")
-    model = keras.Model(x_in, flash(x_in, x_in))  # TensorFlow has no flash kernel to run it
-    x = RNG.random((1, 4, 6)).astype("float32")
-    result = inspect(model, x)
-    twin = keras.layers.MultiHeadAttention(2, 3, name="twin")
-    twin.build((None, 4, 6), (None, 4, 6))
-    twin.set_weights(flash.get_weights())
-    own = twin(x, x, return_attention_scores=True)[1]
-    np.testing.assert_allclose(result["flash"].weights, np.asarray(own), rtol=0, atol=1e-7)
-    assert vars(flash)["_flash_attention"] is True and "call" not in vars(flash)
+    model = keras.Model(x_in, flash(x_in, x_in))
+    with pytest.raises(ValueError, match="Flash attention is not supported.*flash_attention=False"):
+        inspect(model, RNG.random((1, 4, 6)).astype("float32"))
+    assert vars(flash)["_flash_attention"] is True
 
 
 def test_a_model_whose_call_is_a_tf_function_runs_the_recording_eagerly():
@@ -320,67 +335,12 @@ def test_a_model_whose_call_is_a_tf_function_runs_the_recording_eagerly():
             return self.attention(x, x)
 
     model, x = Compiled(), RNG.random((1, 4, 6)).astype("float32")
-    before = _snapshot(model, lambda: model(x))  # traces the graph, without the recording
-    result = inspect(model, x)
+    before = _snapshot(model, lambda: model(x))  # traces the graph once
+    result = inspect(model, x)  # the graph hides its ops: rerun once with functions eager
     own = model.attention(x, x, return_attention_scores=True)[1]
     _assert_matches_own(result, [(model.attention, np.asarray(own), {})])
-    assert model.call.experimental_get_tracing_count() == 1  # no graph traced with the patches
+    assert model.call.experimental_get_tracing_count() == 1  # no graph traced for inspect
     _assert_unchanged(model, lambda: model(x), before)
-
-
-# ---------------------------------------------------------------- keras-hub backbones
-
-
-def _hub_inputs(with_segments: bool) -> dict:
-    token_ids = RNG.integers(1, 30, size=(2, 6)).astype("int32")
-    padding = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], dtype="int32")
-    inputs = {"token_ids": token_ids * padding, "padding_mask": padding}
-    return inputs | ({"segment_ids": np.zeros((2, 6), "int32")} if with_segments else {})
-
-
-def test_keras_hub_bert_backbone():
-    keras_hub = pytest.importorskip("keras_hub")
-    keras.utils.set_random_seed(5)
-    sizes = dict(vocabulary_size=30, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16)
-    bert = keras_hub.models.BertBackbone(**sizes, max_sequence_length=12)
-    inputs = _hub_inputs(with_segments=True)
-    before = _snapshot(bert, lambda: bert(inputs))
-    result = inspect(bert, inputs)
-    assert result.keys() == (
-        "transformer_layer_0/self_attention_layer", "transformer_layer_1/self_attention_layer",
-    )  # fmt: skip
-    assert [c.kind for c in result.calls] == ["self", "self"]
-    _assert_matches_own(result, _own_weights(bert, lambda: bert(inputs)))
-    keys = inputs["padding_mask"].astype(bool)[:, None, :]  # (B, 1, S): padding keys masked
-    for call in result.calls:
-        np.testing.assert_array_equal(call.mask, np.broadcast_to(keys, (2, 6, 6)))
-    np.testing.assert_allclose(
-        result.outputs["sequence_output"], before["outputs"][1], atol=1e-5
-    )  # flatten sorts the dict: pooled_output, sequence_output
-    _assert_unchanged(bert, lambda: bert(inputs), before)
-
-
-def test_keras_hub_gpt2_backbone():
-    keras_hub = pytest.importorskip("keras_hub")
-    keras.utils.set_random_seed(6)
-    sizes = dict(vocabulary_size=30, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16)
-    gpt2 = keras_hub.models.GPT2Backbone(**sizes, max_sequence_length=12)
-    inputs = _hub_inputs(with_segments=False)
-    before = _snapshot(gpt2, lambda: gpt2(inputs))
-    result = inspect(gpt2, inputs)
-    assert result.keys() == (
-        "transformer_layer_0/self_attention", "transformer_layer_1/self_attention",
-    )  # fmt: skip
-    assert all(c.class_name.endswith("CachedMultiHeadAttention") for c in result.calls)
-    own = _own_weights(gpt2, lambda: gpt2(inputs))
-    _assert_matches_own(result, own)
-    causal_and_padding = np.tri(6, dtype=bool) & inputs["padding_mask"].astype(bool)[:, None, :]
-    for call, (_, _, kwargs) in zip(result.calls, own, strict=True):
-        np.testing.assert_array_equal(call.mask, causal_and_padding)
-        np.testing.assert_array_equal(call.mask, np.asarray(kwargs["attention_mask"]) == 1)
-        np.testing.assert_array_equal(np.triu(call.weights, k=1), 0.0)
-    np.testing.assert_allclose(result.outputs, before["outputs"][0], atol=1e-5)
-    _assert_unchanged(gpt2, lambda: gpt2(inputs), before)
 
 
 # ---------------------------------------------------------------- errors
@@ -390,7 +350,7 @@ def test_not_a_keras_model_or_no_attention_is_rejected():
     with pytest.raises(ValueError, match="must be a Keras 3 model or layer.*Received: 'bert'"):
         inspect("bert", np.zeros((1, 3)))
     dense = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
-    with pytest.raises(ValueError, match="holds no keras.layers.MultiHeadAttention"):
+    with pytest.raises(ValueError, match="computed no attention on these inputs: no softmax"):
         inspect(dense, np.zeros((1, 3)))
 
 
@@ -411,21 +371,21 @@ def test_inputs_the_model_rejects_are_reported_and_the_model_restored(encoder):
     _assert_unchanged(model, lambda: model(tokens), before)
 
 
-class HandRolledAttention(keras.layers.MultiHeadAttention):
-    """Overrides `call` and never reaches `_compute_attention`."""
+class ScoresOnly(keras.layers.MultiHeadAttention):
+    """Overrides `call`: a softmax over keys that never weighs values (not attention)."""
 
     def call(self, query, value, key=None, **kwargs):
-        return query
+        scores = keras.ops.einsum("btd,bsd->bts", query, value)
+        return keras.ops.softmax(scores, axis=-1)
 
 
 def test_layers_that_hide_their_weights_or_never_run_are_reported():
     x_in = keras.Input((3, 4))
-    hidden = HandRolledAttention(1, 2, name="hand")
+    hidden = ScoresOnly(1, 2, name="hand")
     hidden.build((None, 3, 4), (None, 3, 4))
     model = keras.Model(x_in, hidden(x_in, x_in))
-    with pytest.raises(ValueError, match="ran without handing their weights .*hand"):
+    with pytest.raises(ValueError, match="no softmax over keys weighed.*'hand'.*never weighed"):
         inspect(model, np.zeros((1, 3, 4), "float32"))
-    assert "call" not in vars(hidden) and "_compute_attention" not in vars(hidden)
 
     class Bypass(keras.Model):
         def __init__(self):
@@ -439,7 +399,7 @@ def test_layers_that_hide_their_weights_or_never_run_are_reported():
     bypass = Bypass()
     bypass.attention.build((None, 3, 4), (None, 3, 4))
     bypass(np.zeros((1, 3, 4), "float32"))
-    with pytest.raises(ValueError, match="None of the model's attention layers \\(unused\\) ran"):
+    with pytest.raises(ValueError, match="Its attention layers \\(unused\\) did not run"):
         inspect(bypass, np.zeros((1, 3, 4), "float32"))
 
 
@@ -463,3 +423,24 @@ def test_result_lookups_and_stacks_explain_their_errors(encoder):
     with pytest.raises(ValueError, match="`item` must be from 0 to 1"):
         result.layer_stack(item=2)
     assert len(result) == 1 and result.layer_stack(keys="mha").keys == ("mha",)
+
+
+class LinearAttention(keras.layers.Layer):
+    """Linear attention: keys and values summed with a feature map, no softmax over keys."""
+
+    def call(self, x):
+        features = keras.ops.elu(x) + 1.0
+        context = keras.ops.einsum("bsd,bse->bde", features, x)  # (B, D, D)
+        return keras.ops.einsum("btd,bde->bte", features, context)
+
+
+def test_attention_that_cannot_be_read_is_named_in_a_warning():
+    keras.utils.set_random_seed(10)
+    x_in = keras.Input((4, 6))
+    hidden = keras.layers.MultiHeadAttention(2, 3, name="mha")(x_in, x_in)
+    model = keras.Model(x_in, LinearAttention(name="linear")(hidden))
+    x = RNG.random((1, 4, 6)).astype("float32")
+    said = "'linear' \\(LinearAttention\\) ran, but no softmax"
+    with pytest.warns(InspectionWarning, match=said):
+        result = inspect(model, x)
+    assert result.keys() == ("mha",) and len(result.warnings) == 1

@@ -1,9 +1,10 @@
 """The pinned requirements install on every supported platform and Python.
 
-Each (platform, Python) case resolves `requirements-dev.txt` (which includes `requirements.txt`)
-against PyPI for that machine, wheels only, without installing or downloading anything: every
-pin must be chosen at its version, and TensorFlow must come as `tensorflow-cpu` or `tensorflow`
-as the markers say.
+Each (platform, Python) case resolves `requirements-dev.txt` (which includes `requirements.txt`
+and keras-hub) against PyPI for that machine, wheels only, without installing or downloading
+anything: every pin must be chosen at its version, and exactly one TensorFlow package must come,
+`tensorflow-cpu` or `tensorflow` as the markers say (keras-hub's tensorflow-text asks for
+`tensorflow`: a second package would be a second TensorFlow).
 
 The resolver is `uv pip compile --python-platform ... --python-version ... --only-binary :all:`.
 pip's `pip install --dry-run --platform ... --python-version ...` cannot answer this: its
@@ -71,7 +72,7 @@ def _windows(machine: str) -> dict[str, str]:
 MACOS_12 = {"MACOSX_DEPLOYMENT_TARGET": "12.0"}
 PLATFORMS = (  # glibc 2.28 and macOS 12 are the oldest systems the README promises
     Platform("linux-x86_64", "x86_64-manylinux_2_28", _posix("Linux", "linux", "x86_64"),
-             "tensorflow-cpu"),
+             "tensorflow"),
     Platform("linux-aarch64", "aarch64-manylinux_2_28", _posix("Linux", "linux", "aarch64"),
              "tensorflow"),
     Platform("macos-arm64", "aarch64-apple-darwin", _posix("Darwin", "darwin", "arm64"),
@@ -231,7 +232,8 @@ def test_exactly_one_tensorflow_package_applies_everywhere(path: str) -> None:
 def test_pyproject_accepts_the_pins_with_the_same_markers() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     declared = [Requirement(r) for r in project["dependencies"]]
-    declared += [Requirement(r) for r in project["optional-dependencies"]["dev"]]
+    extras = project["optional-dependencies"]
+    declared += [Requirement(r) for r in extras["hub"] + extras["dev"]]
     by_name = {canonicalize_name(r.name): r for r in declared}
     pinned = pins(ROOT / "requirements-dev.txt")
     assert set(by_name) == {canonicalize_name(r.name) for r in pinned}

@@ -1,0 +1,112 @@
+"""Benchmark: `attnviz.inspect` against a plain call of the same model, in one process.
+
+Shape letters: B batch, T tokens, D model features, H heads, L layers.
+
+The model: a BERT-base-sized encoder built with Keras layers, L = 12 blocks of
+`keras.layers.MultiHeadAttention` (H = 12, D = 768, 64 features per head) plus a 3,072-unit
+feed-forward network, each with residual and LayerNormalization, after a token Embedding whose
+id 0 is padding (so every layer is given a padding mask). Input: one sequence (B = 1) of
+T = 128 token ids, the last 8 padding.
+
+Subjects, timed round-robin (order alternating) after two warm-up calls each:
+- plain: `model(tokens, training=False)`, outputs converted to numpy;
+- inspect: `attnviz.inspect(model, tokens)`, which runs the model once and hands back every
+  layer's weights, logits, mask, query/key/value heads and position scheme as numpy arrays.
+
+Target: inspect costs at most 1.3x the plain call (medians).
+
+    python -m bench.inspect_bench            # 30 timed calls each
+    python -m bench.inspect_bench --quick    # 8 timed calls each
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+
+LAYERS, HEADS, WIDTH, FEED_FORWARD, TOKENS, VOCABULARY = 12, 12, 768, 3072, 128, 1000
+PADDING = 8  # padding tokens at the end of the sequence
+TARGET = 1.3  # most inspect may cost, in plain calls
+REPEATS, QUICK_REPEATS, WARM_UPS = 30, 8, 2
+
+
+def build_encoder():
+    """The L-block encoder described in the module doc, built on (1, T) token ids."""
+    import keras
+
+    keras.utils.set_random_seed(0)
+    tokens = keras.Input((None,), dtype="int32", name="tokens")
+    x = keras.layers.Embedding(VOCABULARY, WIDTH, mask_zero=True, name="embedding")(tokens)
+    for i in range(LAYERS):
+        attention = keras.layers.MultiHeadAttention(
+            HEADS, WIDTH // HEADS, name=f"layer_{i}_attention"
+        )
+        x = keras.layers.LayerNormalization(name=f"layer_{i}_norm_1")(x + attention(x, x))
+        hidden = keras.layers.Dense(FEED_FORWARD, activation="gelu", name=f"layer_{i}_ffn_1")(x)
+        hidden = keras.layers.Dense(WIDTH, name=f"layer_{i}_ffn_2")(hidden)
+        x = keras.layers.LayerNormalization(name=f"layer_{i}_norm_2")(x + hidden)
+    return keras.Model(tokens, x, name="encoder")
+
+
+def token_ids() -> np.ndarray:
+    """(1, T) token ids, the last PADDING of them 0 (padding)."""
+    ids = np.random.default_rng(1).integers(1, VOCABULARY, size=(1, TOKENS)).astype("int32")
+    ids[:, TOKENS - PADDING :] = 0
+    return ids
+
+
+def time_round_robin(subjects: dict, repeats: int) -> dict[str, list[float]]:
+    """Seconds of each call, subjects alternating (the order flips every round)."""
+    times: dict[str, list[float]] = {name: [] for name in subjects}
+    for run in subjects.values():
+        for _ in range(WARM_UPS):
+            run()
+    order = list(subjects)
+    for _ in range(repeats):
+        for name in order:
+            start = time.perf_counter()
+            subjects[name]()
+            times[name].append(time.perf_counter() - start)
+        order.reverse()
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer timed calls")
+    repeats = QUICK_REPEATS if parser.parse_args().quick else REPEATS
+
+    import keras
+    import tensorflow as tf
+
+    from attnviz.heads import inspect
+
+    model, tokens = build_encoder(), token_ids()
+    subjects = {
+        "plain": lambda: keras.tree.map_structure(np.asarray, model(tokens, training=False)),
+        "inspect": lambda: inspect(model, tokens),
+    }
+    result = inspect(model, tokens)
+    assert len(result) == LAYERS and result.calls[0].weights.shape == (1, HEADS, TOKENS, TOKENS)
+    times = time_round_robin(subjects, repeats)
+    plain, inspected = (statistics.median(times[name]) * 1e3 for name in ("plain", "inspect"))
+    ratio = inspected / plain
+    print(f"Python {platform.python_version()}, TensorFlow {tf.__version__}, Keras "
+          f"{keras.__version__}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(f"Encoder: {LAYERS} layers x {HEADS} heads, D = {WIDTH}, T = {TOKENS} tokens, B = 1; "
+          f"{repeats} timed calls each, medians")  # fmt: skip
+    print(f"{'plain model call':<22}{plain:9.1f} ms")
+    print(f"{'inspect':<22}{inspected:9.1f} ms")
+    verdict = "met" if ratio <= TARGET else "NOT met"
+    print(f"{'ratio':<22}{ratio:9.2f} x   (target <= {TARGET} x: {verdict})")
+
+
+if __name__ == "__main__":
+    main()
