@@ -36,6 +36,7 @@ MAX_EPOCHS = 200  # most epochs one training run may ask for
 MAX_TRAIN_PAIRS = 200_000  # most training (or validation) pairs of one run
 MAX_TRAIN_BATCH = 4096  # most pairs per gradient step
 MAX_PAIRS = 1_000_000  # most pairs one `make_pairs` call draws
+MAX_LM_TOKENS = 512  # most tokens a language model reads at once (a text, a generation)
 
 # Training in the app (one run per server at a time, so every session's share is small)
 APP_MAX_EPOCHS = 30  # most epochs of a run started from the Learn page

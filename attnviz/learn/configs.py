@@ -3,6 +3,7 @@ is trained. Plain Python (no TensorFlow), so the pages can read them before Tens
 
     train(task, NetworkConfig(score="general"), TrainConfig(epochs=4))
     train_transformer(task, TransformerConfig(layers=1), TRANSFORMER_TRAINING)
+    train_lm("induction", LMConfig(heads=2), LM_TRAINING)
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ from attnviz.core.limits import (
     MAX_TRAINED_LAYERS,
     MAX_UNITS,
 )
+from attnviz.core.positions import DEFAULT_ROPE_THETA, check_rope_theta
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.seeding import check_seed
+
+LM_POSITIONS = ("rope", "alibi", "none")  # where a language model's positions come from
+NORMS = ("pre", "post")  # where a block's layer normalisation sits
 
 
 @dataclass(frozen=True)
@@ -79,13 +84,69 @@ class TransformerConfig:
 
 
 @dataclass(frozen=True)
+class LMConfig:
+    """The sizes of a decoder-only language model: causal self-attention (scaled dot product)
+    and optional MLP blocks, see `attnviz.learn.language_model`."""
+
+    layers: int = 2  # L, blocks of causal self-attention (each with an MLP when d_ff > 0)
+    heads: int = 4  # H, query heads per layer
+    d_model: int = 32  # D, features of the residual stream; each head gets D / H
+    d_ff: int = 128  # F, hidden units of each block's MLP; 0 = attention only
+    kv_heads: int | None = None  # G, key/value heads per layer (dividing H); None = H
+    position: str = "rope"  # "rope", "alibi" (inside attention) or "none"
+    rope_theta: float = DEFAULT_ROPE_THETA  # RoPE's base θ
+    norm: str = "pre"  # "pre": x + f(norm(x)), as GPT-2 on; "post": norm(x + f(x)), as Vaswani
+
+    score: ClassVar[str] = "dot"  # attention is always the scaled dot product
+    scale: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        check_int(self.layers, "layers", low=1, high=MAX_TRAINED_LAYERS)
+        check_int(self.heads, "heads", low=1, high=MAX_HEADS)
+        check_int(self.d_model, "d_model", low=1, high=MAX_TRAINED_D_MODEL)
+        check_int(self.d_ff, "d_ff", low=0, high=4 * MAX_TRAINED_D_MODEL)
+        if self.d_model % self.heads:
+            raise ValueError(
+                f"`d_model` must be divisible by `heads`, so each head gets d_model / heads "
+                f"features. Received: d_model={self.d_model}, heads={self.heads}."
+            )
+        kv = self.heads if self.kv_heads is None else self.kv_heads
+        if check_int(kv, "kv_heads", low=1, high=self.heads) and self.heads % kv:
+            raise ValueError(
+                f"`kv_heads` must divide `heads`: each key/value head serves heads / kv_heads "
+                f"query heads. Received: heads={self.heads}, kv_heads={kv}. Use 1 (multi-query), "
+                f"a divisor of {self.heads}, or None (one per query head)."
+            )
+        check_choice(self.position, "position", LM_POSITIONS)
+        check_rope_theta(self.rope_theta)
+        if self.position == "rope" and self.d_k % 2:
+            raise ValueError(
+                f'position="rope" rotates each head\'s features in pairs, so d_model / heads must '
+                f"be even. Received: d_model={self.d_model}, heads={self.heads} "
+                f'(d_k={self.d_k}). Choose an even d_k, or position="alibi" or "none".'
+            )
+        check_choice(self.norm, "norm", NORMS)
+
+    @property
+    def d_k(self) -> int:
+        """Query/key (and value) features per head."""
+        return self.d_model // self.heads
+
+    @property
+    def num_kv_heads(self) -> int:
+        """G, the key/value heads per layer."""
+        return self.heads if self.kv_heads is None else self.kv_heads
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     """How one model is trained (the network's sizes are in `network`)."""
 
     epochs: int = 8  # most epochs
-    n_pairs: int = 10_000  # training pairs drawn from the seed
-    val_pairs: int = 256  # validation pairs, from their own stream of the seed
-    batch_size: int = 128  # pairs per gradient step
+    n_pairs: int = 10_000  # training pairs drawn from the seed (a language model: sequences
+    # per epoch, fresh every epoch)
+    val_pairs: int = 256  # validation pairs (or sequences), from their own stream of the seed
+    batch_size: int = 128  # pairs (or sequences) per gradient step
     learning_rate: float = 5e-3  # Adam's step size
     time_limit: float = 120.0  # seconds of training at most (checked after every batch)
     seed: int = 0  # seeds the pairs, the initial weights and the shuffling
@@ -108,3 +169,7 @@ class TrainConfig:
 
 TRANSFORMER_TRAINING = TrainConfig(epochs=20, batch_size=64, learning_rate=1e-3)  # Adam for a
 # Transformer: smaller steps and batches than the GRU models'
+LM_TRAINING = TrainConfig(
+    epochs=30, n_pairs=4096, val_pairs=512, batch_size=64, learning_rate=5e-3
+)  # a small language model on 4,096 fresh sequences an epoch: with this large step the
+# induction circuit forms within about ten epochs (at 1e-3 it stays on the plateau for dozens)

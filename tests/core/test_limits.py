@@ -18,6 +18,7 @@ from attnviz.inputs.parsing import load_matrix, parse_matrix_text
 from attnviz.inputs.presets import RandomSpec
 from attnviz.inputs.text import encode_sentences
 from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
+from attnviz.learn.lm_tasks import get_lm_task
 from attnviz.learn.tasks import make_pairs
 from attnviz.transformer.decoder import DecoderConfig, run_decoder
 from attnviz.ui.server_config import SERVER_CONFIG
@@ -48,7 +49,7 @@ def test_every_limit_is_a_positive_number_and_used_by_the_package():
         for path in (ROOT / "attnviz").rglob("*.py")
         if path.name != "limits.py"
     )
-    assert len(NAMES) == 28, NAMES
+    assert len(NAMES) == 29, NAMES
     for name in NAMES:
         value = getattr(limits, name)
         floats = ("MAX_ABS_VALUE", "MAX_ROPE_THETA", "MAX_POSITION")
@@ -123,6 +124,8 @@ PAST_THE_LIMIT = [  # (limit, a call one step past it, the message it must raise
     ("MAX_TRAIN_BATCH", lambda: TrainConfig(batch_size=4097),
      "`batch_size` must be from 1 to 4096"),
     ("MAX_PAIRS", lambda: make_pairs("dates", 1_000_001, 0), "`n` must be from 1 to 1000000"),
+    ("MAX_LM_TOKENS", lambda: get_lm_task("induction").encode("a" * 512),
+     "512 characters; a language model reads at most 511 after <s>"),
     ("MAX_ROPE_THETA", lambda: check_rope_theta(1.01e9), "greater than 0 and at most 1e+09"),
     ("MAX_POSITION", lambda: apply_rope(np.ones((2, 4)), positions=[0, 2e6]),
      "finite positions of magnitude at most 1e+06"),
