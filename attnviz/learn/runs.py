@@ -19,12 +19,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
+from attnviz.learn.configs import (
+    LM_TRAINING,
+    LMConfig,
+    NetworkConfig,
+    TrainConfig,
+    TransformerConfig,
+)
+from attnviz.learn.lm_tasks import LMTask
+from attnviz.learn.lm_training import LMEpochReport, train_lm
 from attnviz.learn.training import EpochReport, train, train_transformer
 
 TRAINING_SLOTS = threading.BoundedSemaphore(1)  # trainings running at once in this process
 _ACTIVE = threading.Event()  # set while some run trains (clear_session must wait for it)
 STATES = ("waiting", "training", "done", "stopped", "failed")
+_TRAINERS = {TransformerConfig: train_transformer, LMConfig: train_lm}  # else `train`
 
 
 @dataclass(frozen=True)
@@ -32,7 +41,8 @@ class RunSnapshot:
     """What a run has done so far, copied out under its lock."""
 
     state: str  # one of STATES
-    reports: tuple[EpochReport, ...]  # epoch 0 (untrained) first, then one per finished epoch
+    reports: tuple[EpochReport | LMEpochReport, ...]  # epoch 0 (untrained) first, then one per
+    # finished epoch (`LMEpochReport`s for a language model)
     epochs: int  # the epoch cap
     model: Any = None  # the trained model once state is "done" or "stopped"
     error: str = ""  # why it failed, for the page
@@ -41,15 +51,18 @@ class RunSnapshot:
 
 @dataclass
 class TrainingRun:
-    """One call of `train` (or `train_transformer`) in a background thread (use `start`)."""
+    """One call of `train`, `train_transformer` or `train_lm` in a background thread (use
+    `start`)."""
 
-    task: str  # what to train on
-    network: NetworkConfig | TransformerConfig  # the model: a TransformerConfig trains a
-    training: TrainConfig  # TransformerTranslator, a NetworkConfig a Seq2SeqAttention
+    task: str | LMTask  # what to train on (an LMTask or a name of `LM_TASKS` for an LMConfig)
+    network: NetworkConfig | TransformerConfig | LMConfig  # the model: a TransformerConfig
+    # trains a TransformerTranslator, an LMConfig a LanguageModel, a NetworkConfig a
+    # Seq2SeqAttention
+    training: TrainConfig  # epochs, pairs (or sequences per epoch), batches, seed
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _state: str = "waiting"
-    _reports: list[EpochReport] = field(default_factory=list)
+    _reports: list[EpochReport | LMEpochReport] = field(default_factory=list)
     _model: Any = None
     _error: str = ""
     _started: float = 0.0
@@ -58,14 +71,17 @@ class TrainingRun:
     @classmethod
     def start(
         cls,
-        task: str,
-        network: NetworkConfig | TransformerConfig | None = None,
+        task: str | LMTask,
+        network: NetworkConfig | TransformerConfig | LMConfig | None = None,
         training: TrainConfig | None = None,
     ) -> TrainingRun:
-        """Start `train(task, network, training)` (`train_transformer` for a TransformerConfig)
-        in a daemon thread; it first waits for a free slot. Bad arguments end the run in the
-        "failed" state, with the message."""
-        run = cls(task, network or NetworkConfig(), training or TrainConfig())
+        """Start `train(task, network, training)` (`train_transformer` for a TransformerConfig,
+        `train_lm` for an LMConfig, whose training defaults to `LM_TRAINING`) in a daemon
+        thread; it first waits for a free slot. Bad arguments end the run in the "failed"
+        state, with the message."""
+        network = network or NetworkConfig()
+        default = LM_TRAINING if isinstance(network, LMConfig) else TrainConfig()
+        run = cls(task, network, training or default)
         run._thread = threading.Thread(target=run._work, name="attnviz-train", daemon=True)
         run._thread.start()
         return run
@@ -74,6 +90,11 @@ class TrainingRun:
     def transformer(self) -> bool:
         """True if the run trains a `TransformerTranslator`."""
         return isinstance(self.network, TransformerConfig)
+
+    @property
+    def language_model(self) -> bool:
+        """True if the run trains a `LanguageModel` (its reports are `LMEpochReport`s)."""
+        return isinstance(self.network, LMConfig)
 
     def stop(self) -> None:
         """Ask training to end after the current epoch (or not to start, if still waiting)."""
@@ -102,7 +123,7 @@ class TrainingRun:
                 seconds,
             )
 
-    def _on_epoch(self, report: EpochReport) -> bool:
+    def _on_epoch(self, report: EpochReport | LMEpochReport) -> bool:
         with self._lock:
             self._reports.append(report)
         return self._stop.is_set()  # True: train stops after this epoch
@@ -116,7 +137,7 @@ class TrainingRun:
                 self._state, self._started = "training", time.perf_counter()
             _ACTIVE.set()
             try:
-                fit = train_transformer if self.transformer else train
+                fit = _TRAINERS.get(type(self.network), train)
                 model = fit(self.task, self.network, self.training, callback=self._on_epoch)
             except Exception as err:  # noqa: BLE001 - the page shows it; the server stays up
                 self._finish("failed", None, f"{type(err).__name__}: {err}")

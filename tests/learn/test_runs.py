@@ -5,7 +5,13 @@ import threading
 import pytest
 
 from attnviz.learn import runs
-from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
+from attnviz.learn.configs import (
+    LM_TRAINING,
+    LMConfig,
+    NetworkConfig,
+    TrainConfig,
+    TransformerConfig,
+)
 from attnviz.learn.runs import TrainingRun
 
 TINY = NetworkConfig(units=8, embed_dim=8, attention_units=8)
@@ -61,6 +67,29 @@ def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
     assert 2 <= len(snapshot.reports) < 51 and snapshot.model is not None
     best = max(snapshot.reports, key=lambda r: (r.val_char_accuracy, r.val_exact_match))
     assert snapshot.model.stats.best_epoch == best.epoch
+
+
+@pytest.mark.slow  # trains
+def test_a_language_model_run_reports_every_head_s_scores():
+    small = LMConfig(d_model=16, heads=2, d_ff=0)
+    run = TrainingRun.start("induction", small, TrainConfig(1, n_pairs=128, val_pairs=32, seed=3))
+    assert run.language_model and not run.transformer
+    snapshot = run.join(timeout=120)
+    assert snapshot.state == "done", snapshot.error
+    assert [r.epoch for r in snapshot.reports] == [0, 1]
+    assert snapshot.reports[-1].induction.shape == (2, 2)  # (L, H), per epoch
+    assert snapshot.model.forward("abcab").weights.shape == (2, 2, 6, 6)
+
+
+def test_a_language_model_trains_by_lm_training_unless_told():
+    runs.TRAINING_SLOTS.acquire()
+    try:
+        run = TrainingRun.start("induction", LMConfig())
+        assert run.training == LM_TRAINING and run.snapshot().state == "waiting"
+        run.stop()
+    finally:
+        runs.TRAINING_SLOTS.release()
+    assert run.join(timeout=30).state == "stopped"
 
 
 def test_a_failed_run_says_why_and_frees_the_slot():
