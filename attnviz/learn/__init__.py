@@ -5,13 +5,18 @@ digits), a Luong-style bi-GRU encoder / GRU decoder that attends with attnviz's 
 `ScoredAttention` and score layers (`network`, `model`), a small encoder–decoder Transformer
 built on the seed tutorial's decoder layers (`transformer`), training with `keras.Model.fit`
 and a per-epoch report (`training`), scores (`metrics`) and the shipped checkpoints
-(`pretrained`, `train_all`).
+(`pretrained`, `train_all`). And a decoder-only language model (`language_model`, its layers
+`lm_layers`) on an induction task and a small corpus (`lm_tasks`), trained on fresh sequences
+every epoch (`lm_training`), with every head's previous-token and induction score and ablation
+tables (`lm_metrics`), and generation with a KV cache (`lm_generation`).
 
     from attnviz.learn import load_pretrained, load_transformer
     model = load_pretrained("dates", "dot")
     model.translate("Sunday, 22 November 2026").output      # "2026-11-22"
     transformer = load_transformer("dates")
     transformer.trace("22 nov 2026").results[("cross", 0)]  # every head, recomputed
+    lm = load_lm("induction")
+    ablation_table(lm, make_sequences("induction", 512, seed=1)).in_context_accuracy  # (L, H)
 
 Names are imported on first use: `attnviz.learn.TASKS` and `make_pairs` do not import
 TensorFlow; the models do.
@@ -50,6 +55,31 @@ _HOMES = {  # public name -> the module that defines it
     "MissingCheckpointError": "attnviz.learn.pretrained",
     "load_pretrained": "attnviz.learn.pretrained",
     "shipped_summaries": "attnviz.learn.pretrained",
+    "load_lm": "attnviz.learn.pretrained",
+    "LMConfig": "attnviz.learn.configs",
+    "LM_TRAINING": "attnviz.learn.configs",
+    "LM_TASKS": "attnviz.learn.lm_tasks",
+    "LMTask": "attnviz.learn.lm_tasks",
+    "get_lm_task": "attnviz.learn.lm_tasks",
+    "induction_task": "attnviz.learn.lm_tasks",
+    "make_sequences": "attnviz.learn.lm_tasks",
+    "Ablation": "attnviz.learn.language_model",
+    "LanguageModel": "attnviz.learn.language_model",
+    "LMForward": "attnviz.learn.language_model",
+    "LMTrace": "attnviz.learn.language_model",
+    "LMEpochReport": "attnviz.learn.lm_training",
+    "LMStats": "attnviz.learn.lm_training",
+    "train_lm": "attnviz.learn.lm_training",
+    "AblationTable": "attnviz.learn.lm_metrics",
+    "LMEvaluation": "attnviz.learn.lm_metrics",
+    "ablation_table": "attnviz.learn.lm_metrics",
+    "evaluate_lm": "attnviz.learn.lm_metrics",
+    "induction_scores": "attnviz.learn.lm_metrics",
+    "previous_token_scores": "attnviz.learn.lm_metrics",
+    "unigram_loss": "attnviz.learn.lm_metrics",
+    "Generation": "attnviz.learn.lm_generation",
+    "GenerationStep": "attnviz.learn.lm_generation",
+    "generate": "attnviz.learn.lm_generation",
 }
 
 __all__ = sorted(_HOMES)

@@ -1,7 +1,8 @@
 """The shipped checkpoints: one trained model per task and kind, saved as weights only.
 
 A kind is a score ("dot", "general", "concat": a `Seq2SeqAttention` attending with it) or
-"transformer" (a `TransformerTranslator`). Each checkpoint is two files in the package's
+"transformer" (a `TransformerTranslator`); a language-model task ("induction", "text") has the
+kind "lm" (a `LanguageModel`). Each checkpoint is two files in the package's
 `attnviz/learn/checkpoints/` folder (package data, read with `importlib.resources`, so an
 installed attnviz finds them wherever it is installed):
 
@@ -30,11 +31,23 @@ import numpy as np
 
 from attnviz.core.checks import check_choice
 from attnviz.core.score_kinds import SCORE_KINDS
+from attnviz.learn.language_model import LanguageModel
+from attnviz.learn.lm_tasks import LM_TASKS
+from attnviz.learn.lm_training import LMStats
 from attnviz.learn.model import Seq2SeqAttention
-from attnviz.learn.recipes import KINDS, TRANSFORMER, TRANSFORMER_RECIPES, network_config
+from attnviz.learn.recipes import (
+    KINDS,
+    LM,
+    LM_RECIPES,
+    TRANSFORMER,
+    TRANSFORMER_RECIPES,
+    network_config,
+)
 from attnviz.learn.tasks import TASKS
 from attnviz.learn.training import TrainingStats
 from attnviz.learn.transformer import TransformerTranslator
+
+Model = Seq2SeqAttention | TransformerTranslator | LanguageModel  # what a checkpoint holds
 
 CHECKPOINTS: Traversable = files("attnviz.learn") / "checkpoints"  # the checkpoint folder
 REGENERATE = "python -m attnviz.learn.train_all"  # the command that writes the checkpoints
@@ -42,21 +55,24 @@ TEST_SEED = 20_261_122  # make_pairs seed of the fresh pairs checkpoints are eva
 
 
 def checkpoint_path(task: str, kind: str, suffix: str = ".npz") -> Path:
-    """Where the checkpoint of `task` and `kind` (a score or "transformer") lives (`.npz`
-    weights or `.json` record), in `CHECKPOINTS`: a `Path` when attnviz is a folder on disk
-    (a checkout or an ordinary install)."""
-    check_choice(task, "task", TASKS)
-    check_choice(kind, "kind", KINDS)
+    """Where the checkpoint of `task` and `kind` (a score, "transformer", or "lm" for a
+    language-model task) lives (`.npz` weights or `.json` record), in `CHECKPOINTS`: a `Path`
+    when attnviz is a folder on disk (a checkout or an ordinary install)."""
+    if kind == LM:
+        check_choice(task, "task", LM_TASKS)
+    else:
+        check_choice(task, "task", TASKS)
+        check_choice(kind, "kind", KINDS)
     return CHECKPOINTS / f"{task}_{kind}{suffix}"
 
 
-def _kind_of(model: Seq2SeqAttention | TransformerTranslator) -> str:
+def _kind_of(model: Model) -> str:
+    if isinstance(model, LanguageModel):
+        return LM
     return TRANSFORMER if isinstance(model, TransformerTranslator) else model.config.score
 
 
-def save_checkpoint(
-    model: Seq2SeqAttention | TransformerTranslator, extra: dict[str, Any] | None = None
-) -> Path:
+def save_checkpoint(model: Model, extra: dict[str, Any] | None = None) -> Path:
     """Write `model`'s weights and record to `CHECKPOINTS` and return the weights' path.
 
     attnviz must be a folder on disk (a checkout, or an install whose files can be written)."""
@@ -148,12 +164,31 @@ def load_transformer(task: str) -> TransformerTranslator:
     return _filled(model, path, task, TRANSFORMER)
 
 
+def load_lm(task: str = "induction") -> LanguageModel:
+    """The shipped language model of `task` (`LM_RECIPES`), rebuilt in code and given its saved
+    weights.
+
+    Leaves the global random seeds alone. The model keeps its training record in `.stats`.
+
+    Raises:
+        ValueError: for a task without a shipped language model, or a file that does not fit
+            the architecture.
+        MissingCheckpointError: if the weights file is missing (says how to regenerate it).
+    """
+    check_choice(task, "task", tuple(LM_RECIPES))
+    path = checkpoint_path(task, LM)
+    if not path.is_file():
+        raise MissingCheckpointError(_missing(path))
+    model = LanguageModel(task, LM_RECIPES[task].network, seed=None)
+    return _filled(model, path, task, LM)
+
+
 def _filled(model, path: Traversable, task: str, kind: str):
     """`model` with the weights of `path` and the training record beside it."""
     model.set_weights(_read_weights(path, model.get_weights()))
     record = read_record(task, kind) if checkpoint_path(task, kind, ".json").is_file() else {}
     if "stats" in record:
-        model.stats = _stats_from(record["stats"])
+        model.stats = _stats_from(record["stats"], LMStats if kind == LM else TrainingStats)
     return model
 
 
@@ -173,13 +208,11 @@ def _read_weights(path: Traversable, expected: list[np.ndarray]) -> list[np.ndar
     return [a.astype(np.float32) for a in arrays]
 
 
-def _stats_from(stats: dict[str, Any]) -> TrainingStats:
-    """`TrainingStats` from its JSON form (None back to NaN in the history)."""
+def _stats_from(stats: dict[str, Any], kind: type = TrainingStats) -> Any:
+    """`TrainingStats` (or `LMStats`) from its JSON form (None back to NaN in the history)."""
     history = tuple(tuple(math.nan if v is None else v for v in row) for row in stats["history"])
-    known = {f.name for f in fields(TrainingStats)}
-    return TrainingStats(
-        **{k: v for k, v in stats.items() if k in known - {"history"}}, history=history
-    )
+    known = {f.name for f in fields(kind)}
+    return kind(**{k: v for k, v in stats.items() if k in known - {"history"}}, history=history)
 
 
 @dataclass(frozen=True)

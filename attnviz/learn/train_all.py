@@ -1,15 +1,18 @@
 """Train and ship one model per task and kind: `python -m attnviz.learn.train_all`.
 
-    python -m attnviz.learn.train_all [--seed 0] [--only dates/dot,reverse/transformer]
+    python -m attnviz.learn.train_all [--seed 0] [--only dates/dot,induction/lm]
 
 For each task in `TASKS` and score in `SCORE_KINDS`, trains a seq2seq model with the task's
 `RECIPES` entry, and for each task in `TRANSFORMER_RECIPES` a Transformer (kind
 "transformer"), stopping early once every validation pair decodes exactly; evaluates the kept
 weights on 1,000 fresh pairs (`make_pairs(task, 1000, TEST_SEED)`, a seed training never uses),
 and writes `attnviz/learn/checkpoints/<task>_<kind>.npz` and `.json` (`pretrained.CHECKPOINTS`).
+For each language-model task in `LM_RECIPES` (kind "lm") it trains a `LanguageModel` for the
+recipe's epochs and records, on 1,000 fresh sequences, its loss beside the unigram floor, its
+accuracies, every head's scores and the ablation table (each head switched off alone).
 The same seed writes the same weights.
-Prints one line per model and a final table; exits with status 1 if a model misses the
-shipping bar (exact match >= 0.99 and alignment >= 0.9 on the fresh pairs).
+Prints one line per model; exits with status 1 if a model misses the shipping bar (translators:
+exact match >= 0.99 and alignment >= 0.9 on the fresh pairs; `LM_BAR` for language models).
 """
 
 from __future__ import annotations
@@ -20,12 +23,19 @@ import sys
 import time
 from dataclasses import replace
 
+import numpy as np
+
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from attnviz.core.score_kinds import SCORE_KINDS  # noqa: E402
+from attnviz.learn.lm_metrics import ablation_table, unigram_loss  # noqa: E402
+from attnviz.learn.lm_tasks import make_sequences  # noqa: E402
+from attnviz.learn.lm_training import train_lm  # noqa: E402
 from attnviz.learn.metrics import evaluate  # noqa: E402
 from attnviz.learn.pretrained import TEST_SEED, save_checkpoint  # noqa: E402
 from attnviz.learn.recipes import (  # noqa: E402
+    LM,
+    LM_RECIPES,
     TRANSFORMER,
     TRANSFORMER_RECIPES,
     network_config,
@@ -34,8 +44,17 @@ from attnviz.learn.recipes import (  # noqa: E402
 from attnviz.learn.tasks import TASKS, make_pairs  # noqa: E402
 from attnviz.learn.training import EpochReport, train, train_transformer  # noqa: E402
 
-FRESH_PAIRS = 1000  # pairs each checkpoint is evaluated on
+FRESH_PAIRS = 1000  # pairs (or sequences) each checkpoint is evaluated on
 BAR = {"exact_match": 0.99, "alignment": 0.9}  # the least a shipped checkpoint must score
+LM_BAR = {  # task -> (number, lowest, highest) a shipped language model must score
+    "induction": (
+        ("in_context_accuracy", 0.95, 1.0),  # on the repeated half of fresh sequences
+        ("previous_token", 0.8, 1.0),  # its best layer-0 head
+        ("induction", 0.8, 1.0),  # its best layer-1 head
+        ("ablated_in_context_accuracy", 0.0, 0.5),  # with that induction head switched off
+    ),
+    "text": (("unigram_gain", 0.5, 10.0),),  # nats per character below the unigram floor
+}
 
 
 def _stop_when_perfect(report: EpochReport) -> bool:
@@ -71,6 +90,70 @@ def train_one(task: str, score: str, seed: int) -> dict:
     return row
 
 
+def train_one_lm(task: str, seed: int) -> dict:
+    """Train a language model by its recipe, score it on fresh sequences, save it; its row."""
+    started = time.perf_counter()
+    recipe = LM_RECIPES[task]
+    model = train_lm(task, recipe.network, replace(recipe.training, seed=seed))
+    seconds = time.perf_counter() - started
+    table = ablation_table(model, make_sequences(task, FRESH_PAIRS, TEST_SEED))
+    base = table.baseline
+    previous = (0, int(np.nanargmax(base.previous_token[0])))  # the best layer-0 head
+    later = np.nan_to_num(base.induction[1:], nan=-1.0)  # (L − 1, H): heads after layer 0
+    induction = tuple(int(i) for i in np.unravel_index(later.argmax(), later.shape))
+    induction = (induction[0] + 1, induction[1])
+    floor = unigram_loss(task)
+    row = {
+        "task": task,
+        "score": LM,
+        "loss": base.loss,
+        "unigram_loss": floor,
+        "unigram_gain": floor - base.loss,
+        "accuracy": base.accuracy,
+        "in_context_accuracy": base.in_context_accuracy,
+        "previous_token": float(base.previous_token[previous]),
+        "previous_token_head": list(previous),
+        "induction": float(base.induction[induction]),
+        "induction_head": list(induction),
+        "ablated_in_context_accuracy": float(table.in_context_accuracy[induction]),
+        "epochs": model.stats.epochs_run,
+        "best_epoch": model.stats.best_epoch,
+        "seconds": round(seconds, 1),
+        "parameters": model.parameter_count,
+    }
+    fresh = {**row, "sequences": FRESH_PAIRS, "seed": TEST_SEED}
+    ablation = {"mode": table.mode, "heads": table.rows()}  # each head switched off alone
+    save_checkpoint(model, {"fresh": fresh, "ablation": ablation})
+    return row
+
+
+def _missed(row: dict) -> bool:
+    """Whether `row` misses its shipping bar."""
+    if row["score"] == LM:
+        return any(not low <= row[k] <= high for k, low, high in LM_BAR[row["task"]])
+    return any(row[k] < v for k, v in BAR.items())
+
+
+def _line(row: dict) -> str:
+    """One model's line of the printout."""
+    if row["score"] == LM:
+        return (
+            f"{row['task']:15s} lm       loss {row['loss']:.4f} (unigram "
+            f"{row['unigram_loss']:.4f})  accuracy {row['accuracy']:.4f}  in-context "
+            f"{row['in_context_accuracy']:.4f}  previous-token {row['previous_token']:.3f} "
+            f"{tuple(row['previous_token_head'])}  induction {row['induction']:.3f} "
+            f"{tuple(row['induction_head'])}, off: {row['ablated_in_context_accuracy']:.4f}  "
+            f"epochs {row['epochs']} (best {row['best_epoch']})  {row['seconds']:.1f} s  "
+            f"{row['parameters']:,} parameters"
+        )
+    return (
+        f"{row['task']:15s} {row['score']:8s} exact {row['exact_match']:.4f}  chars "
+        f"{row['char_accuracy']:.4f}  alignment {row['alignment']:.4f}  epochs "
+        f"{row['epochs']} (best {row['best_epoch']})  {row['seconds']:.1f} s  "
+        f"{row['parameters']:,} parameters"
+    )
+
+
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
@@ -78,6 +161,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     every = [(t, s) for t in TASKS for s in SCORE_KINDS]
     every += [(t, TRANSFORMER) for t in TRANSFORMER_RECIPES]
+    every += [(t, LM) for t in LM_RECIPES]
     wanted = [tuple(x.strip().split("/")) for x in args.only.split(",") if x.strip()]
     unknown = [w for w in wanted if w not in every]
     if unknown:
@@ -90,16 +174,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
     rows = []
     for task, score in args.models:
-        row = train_one(task, score, args.seed)
+        row = train_one_lm(task, args.seed) if score == LM else train_one(task, score, args.seed)
         rows.append(row)
-        print(
-            f"{task:15s} {score:8s} exact {row['exact_match']:.4f}  chars "
-            f"{row['char_accuracy']:.4f}  alignment {row['alignment']:.4f}  epochs "
-            f"{row['epochs']} (best {row['best_epoch']})  {row['seconds']:.1f} s  "
-            f"{row['parameters']:,} parameters",
-            flush=True,
-        )
-    missed = [r for r in rows if any(r[k] < v for k, v in BAR.items())]
+        print(_line(row), flush=True)
+    missed = [r for r in rows if _missed(r)]
     for r in missed:
         print(f"MISSED THE BAR: {r['task']}/{r['score']}", file=sys.stderr)
     return 1 if missed else 0

@@ -3,12 +3,20 @@
 import pytest
 
 from attnviz.learn.configs import (
+    LM_TRAINING,
     TRANSFORMER_TRAINING,
+    LMConfig,
     NetworkConfig,
     TrainConfig,
     TransformerConfig,
 )
-from attnviz.learn.recipes import RECIPES, TRANSFORMER_RECIPES, network_config, training_config
+from attnviz.learn.recipes import (
+    LM_RECIPES,
+    RECIPES,
+    TRANSFORMER_RECIPES,
+    network_config,
+    training_config,
+)
 
 
 @pytest.mark.parametrize(
@@ -58,3 +66,39 @@ def test_the_recipes_build_the_shipped_models_from_configs():
     assert set(TRANSFORMER_RECIPES) == {"dates", "reverse"}
     with pytest.raises(ValueError, match="No Transformer is shipped for 'german_numbers'"):
         network_config("german_numbers", "transformer")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (dict(heads=3), "divisible by `heads`"),
+        (dict(kv_heads=3), "`kv_heads` must divide `heads`.*heads=4, kv_heads=3"),
+        (dict(kv_heads=8), "`kv_heads` must be from 1 to 4"),
+        (dict(d_model=12, heads=4), 'position="rope" rotates.*d_k=3'),
+        (dict(position="sinusoidal"), '`position` must be one of "rope", "alibi", "none"'),
+        (dict(rope_theta=0), "`rope_theta`"),
+        (dict(norm="sandwich"), '`norm` must be one of "pre", "post"'),
+        (dict(d_ff=-1), "`d_ff` must be from 0 to 1024"),
+        (dict(layers=7), "`layers` must be from 1 to 6"),
+    ],
+    ids=["heads", "kv-divides", "kv-range", "rope-odd", "position", "theta", "norm", "d_ff",
+         "layers"],
+)  # fmt: skip
+def test_lm_config_checks(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LMConfig(**kwargs)
+
+
+def test_a_language_model_s_heads():
+    config = LMConfig(d_model=48, heads=6, kv_heads=2, position="alibi")
+    assert (config.d_k, config.num_kv_heads) == (8, 2)
+    assert LMConfig(d_model=12, heads=4, position="none").d_k == 3  # odd is fine without RoPE
+    assert LMConfig().num_kv_heads == 4 and LMConfig.score == "dot" and LMConfig.scale
+
+
+def test_the_language_model_recipes():
+    assert LM_RECIPES["induction"].network == LMConfig()
+    induction = LM_RECIPES["induction"].training
+    assert (induction.epochs, induction.n_pairs, induction.learning_rate) == (60, 4096, 5e-3)
+    assert (LM_TRAINING.epochs, LM_TRAINING.batch_size) == (30, 64)
+    assert LM_RECIPES["text"].network.d_model == 64

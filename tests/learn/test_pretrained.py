@@ -16,7 +16,7 @@ from attnviz.learn import (
     shipped_summaries,
 )
 from attnviz.learn.metrics import evaluate, head_alignment_scores
-from attnviz.learn.pretrained import load_transformer
+from attnviz.learn.pretrained import load_lm, load_transformer
 
 FRESH_SEED = 4242  # neither the training (0) nor the validation stream
 COMBOS = [
@@ -139,4 +139,47 @@ def test_a_saved_checkpoint_loads_back_with_the_same_weights(monkeypatch, tmp_pa
     for saved, loaded in zip(model.get_weights(), again.get_weights(), strict=True):
         np.testing.assert_array_equal(saved, loaded)
     assert pretrained.read_record("dates", "dot")["fresh"] == {"exact_match": 1.0}
+    assert again.stats == model.stats
+
+
+def test_the_shipped_induction_model_and_its_record():
+    model = load_lm("induction")
+    assert len(pretrained.checkpoint_path("induction", "lm").read_bytes()) < 200_000
+    assert model.stats.task == "induction" and model.stats.best_epoch > 0
+    assert model.stats.parameters == model.parameter_count == 26_971
+    record = pretrained.read_record("induction", "lm")
+    assert record["network"] == {
+        "layers": 2, "heads": 4, "d_model": 32, "d_ff": 128, "kv_heads": None,
+        "position": "rope", "rope_theta": 10_000.0, "norm": "pre",
+    }  # fmt: skip
+    fresh = record["fresh"]
+    assert fresh["sequences"] == 1000 and fresh["in_context_accuracy"] >= 0.95
+    assert fresh["previous_token_head"] == [0, 0] and fresh["induction_head"] == [1, 0]
+    heads = record["ablation"]["heads"]  # every head switched off alone, for the page
+    assert (
+        len(heads) == 8 and heads[4]["in_context_accuracy"] == fresh["ablated_in_context_accuracy"]
+    )
+
+
+def test_language_model_checkpoints_are_checked_like_the_others(monkeypatch, tmp_path):
+    assert pretrained.checkpoint_path("text", "lm").name == "text_lm.npz"
+    with pytest.raises(ValueError, match='`task` must be one of "induction", "text"'):
+        pretrained.checkpoint_path("dates", "lm")
+    with pytest.raises(ValueError, match='`task` must be one of "induction", "text"'):
+        load_lm("dates")
+    monkeypatch.setattr(pretrained, "CHECKPOINTS", tmp_path)
+    with pytest.raises(MissingCheckpointError, match="induction_lm.npz is missing"):
+        load_lm("induction")
+    np.savez(tmp_path / "induction_lm.npz", w000=np.zeros((3, 3), np.float32))
+    with pytest.raises(ValueError, match="does not fit the architecture"):
+        load_lm("induction")
+
+
+def test_a_saved_language_model_loads_back_with_the_same_weights(monkeypatch, tmp_path):
+    model = load_lm("induction")
+    monkeypatch.setattr(pretrained, "CHECKPOINTS", tmp_path)
+    pretrained.save_checkpoint(model, {"fresh": {"in_context_accuracy": 1.0}})
+    again = load_lm("induction")
+    for saved, loaded in zip(model.get_weights(), again.get_weights(), strict=True):
+        np.testing.assert_array_equal(saved, loaded)
     assert again.stats == model.stats

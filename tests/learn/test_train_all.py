@@ -2,13 +2,15 @@
 
 import pytest
 
-from attnviz.learn.train_all import BAR, _parse, _stop_when_perfect
+from attnviz.learn.train_all import BAR, LM_BAR, _missed, _parse, _stop_when_perfect
 
 
 def test_every_task_and_score_by_default():
     models = _parse([]).models
-    assert len(models) == 11 and models[0] == ("dates", "dot")
-    assert models[-2:] == [("dates", "transformer"), ("reverse", "transformer")]
+    assert len(models) == 13 and models[0] == ("dates", "dot")
+    assert models[-4:-2] == [("dates", "transformer"), ("reverse", "transformer")]
+    assert models[-2:] == [("induction", "lm"), ("text", "lm")]
+    assert _parse(["--only", "induction/lm"]).models == [("induction", "lm")]
     assert _parse(["--only", "reverse/concat, dates/general"]).models == [
         ("reverse", "concat"),
         ("dates", "general"),
@@ -37,3 +39,22 @@ def test_stops_once_every_validation_pair_is_exact(epoch, exact, stop):
 
 def test_the_shipping_bar():
     assert BAR == {"exact_match": 0.99, "alignment": 0.9}
+
+
+def test_the_language_models_bar():
+    assert {name for name, _, _ in LM_BAR["induction"]} == {
+        "in_context_accuracy", "previous_token", "induction", "ablated_in_context_accuracy",
+    }  # fmt: skip
+    row = {
+        "task": "induction",
+        "score": "lm",
+        "in_context_accuracy": 0.99,
+        "previous_token": 0.91,
+        "induction": 0.99,
+        "ablated_in_context_accuracy": 0.03,
+    }
+    assert not _missed(row)
+    assert _missed({**row, "ablated_in_context_accuracy": 0.6})  # another head still copies
+    assert _missed({**row, "previous_token": 0.7})
+    assert _missed({"task": "text", "score": "lm", "unigram_gain": -0.1})
+    assert _missed({"task": "dates", "score": "dot", "exact_match": 1.0, "alignment": 0.5})
