@@ -87,10 +87,9 @@ def test_switching_the_induction_head_off_breaks_copying(table):
 
 
 def test_switching_a_head_outside_the_circuit_off_barely_matters(shipped, table):
-    # The circuit, read from where each head looks: the previous-token head, the head that
-    # looks at the current token (its output is the induction head's query: switching it off
-    # breaks copying too) and the induction head. Any other head, picked at random, barely
-    # matters.
+    # The circuit, read from where each head looks: the previous-token head, a head that looks
+    # at the current token itself (switching it off breaks copying too) and the induction
+    # head. Any other head, picked at random, barely matters.
     weights = shipped.run(make_sequences("induction", 64, FRESH_SEED)[:, :-1]).weights
     current = np.diagonal(weights, axis1=-2, axis2=-1).mean(axis=(0, 3))  # (L, H) on j = i
     base = table.baseline

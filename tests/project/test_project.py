@@ -133,3 +133,24 @@ def test_readme_example_of_todays_attention_runs():
         [sys.executable, "-c", code + checks], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
+
+
+def test_readme_example_of_the_language_model_runs():
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("**A language model that copies: induction heads.**", 1)[1]
+    code = re.search(r"```python\n(.+?)\n```", section, re.DOTALL).group(1)
+    code = code.split("\nreport = ")[0]  # all but the 30-epoch training run
+    checks = (
+        '\nassert "".join(f.predicted[-6:]) == "xiqkea"\n'
+        "assert round(float(table.baseline.previous_token[0, 0]), 2) == 0.91\n"
+        "assert round(float(table.baseline.induction[1, 0]), 2) == 1.0\n"
+        "assert round(float(table.in_context_accuracy[1, 0]), 2) == 0.02\n"
+        'assert (g.generated, g.steps[-1].weights.shape) == ("sdjxiqke", (2, 4, 32))\n'
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code + checks], cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
