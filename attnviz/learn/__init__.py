@@ -69,6 +69,7 @@ _HOMES = {  # public name -> the module that defines it
     "LMTrace": "attnviz.learn.language_model",
     "LMEpochReport": "attnviz.learn.lm_training",
     "LMStats": "attnviz.learn.lm_training",
+    "LMCurves": "attnviz.learn.lm_training",
     "train_lm": "attnviz.learn.lm_training",
     "AblationTable": "attnviz.learn.lm_metrics",
     "LMEvaluation": "attnviz.learn.lm_metrics",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import keras
@@ -77,6 +77,33 @@ class LMStats:
 
 
 LMCallback = Callable[[LMEpochReport], object]  # returns True to stop after this epoch
+
+
+@dataclass(frozen=True)
+class LMCurves:
+    """A run's per-epoch numbers stacked for plotting, one row per report (epoch 0 first): the
+    phase change shows in the losses and the heads' scores at the same row."""
+
+    epochs: np.ndarray  # (E,) int, the epoch of each row
+    loss: np.ndarray  # (E,) training loss (NaN at epoch 0)
+    val_loss: np.ndarray  # (E,) validation loss
+    val_in_context_accuracy: np.ndarray  # (E,)
+    previous_token: np.ndarray  # (E, L, H) every head's previous-token score
+    induction: np.ndarray  # (E, L, H) every head's induction score
+
+    @classmethod
+    def of(cls, reports: Sequence[LMEpochReport]) -> LMCurves:
+        """The curves of `reports` (e.g. `RunSnapshot.reports` of a language-model run)."""
+        if not reports:
+            raise ValueError("`reports` is empty: there is no epoch to plot yet.")
+        return cls(
+            epochs=np.array([r.epoch for r in reports]),
+            loss=np.array([math.nan if r.loss is None else r.loss for r in reports]),
+            val_loss=np.array([r.validation.loss for r in reports]),
+            val_in_context_accuracy=np.array([r.validation.in_context_accuracy for r in reports]),
+            previous_token=np.stack([r.previous_token for r in reports]),
+            induction=np.stack([r.induction for r in reports]),
+        )
 
 
 class _LMReporter(keras.callbacks.Callback):

@@ -10,7 +10,7 @@ import pytest
 from attnviz.learn.configs import LMConfig, NetworkConfig, TrainConfig
 from attnviz.learn.lm_metrics import evaluate_lm, unigram_loss
 from attnviz.learn.lm_tasks import draw_sequences, get_lm_task, make_sequences
-from attnviz.learn.lm_training import train_lm
+from attnviz.learn.lm_training import LMCurves, train_lm
 
 TINY = LMConfig(d_model=16, heads=2, d_ff=16)  # ~2.4k parameters
 TINY_TRAINING = TrainConfig(3, n_pairs=256, val_pairs=64, batch_size=32, seed=5)
@@ -46,6 +46,18 @@ def test_every_epoch_reports_losses_scores_and_the_probe_s_head_grid(tiny_run):
         assert ((r.induction >= 0) & (r.induction <= 1)).all()
         assert r.validation.sequences == 64 and r.validation.in_context_positions > 0
     assert reports[0].induction.max() < 0.2  # untrained: no head looks after a repeat yet
+
+
+@pytest.mark.slow  # trains
+def test_the_reports_stack_into_curves_for_plotting(tiny_run):
+    _, reports = tiny_run
+    curves = LMCurves.of(reports)
+    assert curves.epochs.tolist() == [0, 1, 2] and np.isnan(curves.loss[0])
+    assert curves.induction.shape == curves.previous_token.shape == (3, 2, 2)
+    np.testing.assert_array_equal(curves.induction[2], reports[2].induction)
+    assert curves.val_loss[1] == reports[1].validation.loss
+    with pytest.raises(ValueError, match="no epoch to plot yet"):
+        LMCurves.of(())
 
 
 @pytest.mark.slow  # trains
