@@ -52,14 +52,18 @@ class Ablation:
     def __post_init__(self) -> None:
         check_choice(self.mode, "mode", ABLATION_MODES)
         pairs = self.heads
-        if isinstance(pairs, (str, bytes)) or not all(
+        listed = isinstance(pairs, (tuple, list)) and all(
             isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs
-        ):
+        )
+        if not listed:
             raise ValueError(
                 "`heads` must be a list of (layer, head) pairs, e.g. [(1, 2)]. "
                 f"Received: {describe(pairs)}."
             )
-        object.__setattr__(self, "heads", tuple((int(a), int(b)) for a, b in pairs))
+        checked = tuple(
+            (check_int(a, "layer", low=0), check_int(b, "head", low=0)) for a, b in pairs
+        )
+        object.__setattr__(self, "heads", checked)
 
 
 @dataclass(frozen=True)

@@ -154,12 +154,15 @@ def test_layer_params_are_the_layer_s_kernels_in_compute_multihead_layout(shippe
         (lambda m: m.layer_params(2), "`layer` must be from 0 to 1"),
         (lambda m: Ablation(((0, 1),), "noise"), '`mode` must be one of "zero", "mean"'),
         (lambda m: Ablation((0, 1)), r"list of \(layer, head\) pairs"),
+        (lambda m: Ablation(5), r"list of \(layer, head\) pairs"),
+        (lambda m: Ablation([(0, 1.5)]), "`head` must be a whole number"),
         (lambda m: LanguageModel("induction", {"heads": 2}), "must be an LMConfig"),
         (lambda m: LanguageModel("dates", LMConfig()), '`task` must be one of "induction"'),
     ],
     ids=[
         "unknown-character", "empty", "no-such-head", "not-an-ablation", "id-too-large",
-        "too-long", "not-2d", "no-such-layer", "mode", "not-pairs", "not-a-config", "task",
+        "too-long", "not-2d", "no-such-layer", "mode", "not-pairs", "not-a-list", "fraction",
+        "not-a-config", "task",
     ],
 )  # fmt: skip
 def test_bad_arguments_say_what_is_wrong(shipped, call, match):
