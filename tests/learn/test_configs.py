@@ -101,4 +101,4 @@ def test_the_language_model_recipes():
     induction = LM_RECIPES["induction"].training
     assert (induction.epochs, induction.n_pairs, induction.learning_rate) == (60, 4096, 5e-3)
     assert (LM_TRAINING.epochs, LM_TRAINING.batch_size) == (30, 64)
-    assert LM_RECIPES["text"].network.d_model == 64
+    assert LM_RECIPES["text"].network == LMConfig() and LM_RECIPES["text"].training.n_pairs == 512
