@@ -161,6 +161,13 @@ def test_the_shipped_induction_model_and_its_record():
     )
 
 
+def test_the_shipped_stories_model_beats_the_unigram_floor():
+    model = load_lm("text")
+    fresh = pretrained.read_record("text", "lm")["fresh"]
+    assert fresh["loss"] < fresh["unigram_loss"] - 0.5  # 1.94 vs 3.01 nats a character
+    assert model.stats.sequences == 512 and model.forward("The fox").probabilities.shape[1] == 59
+
+
 def test_language_model_checkpoints_are_checked_like_the_others(monkeypatch, tmp_path):
     assert pretrained.checkpoint_path("text", "lm").name == "text_lm.npz"
     with pytest.raises(ValueError, match='`task` must be one of "induction", "text"'):
