@@ -10,13 +10,16 @@ import streamlit as st
 from attnviz.drawing import figures
 from attnviz.drawing.construction import Side, side_figures
 from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
+from attnviz.ui.presenter import enlarged
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 HEADS_PER_ROW = 4
 
 
 def chart(fig, name: str, **kwargs) -> None:
-    """A plotly figure whose toolbar saves it as `attnviz-<name>.png`."""
+    """A plotly figure whose toolbar saves it as `attnviz-<name>.png` (larger in the presenter
+    view)."""
+    fig = enlarged(fig)
     config = {
         **CHART_CONFIG,
         "toImageButtonOptions": {

@@ -27,7 +27,7 @@ from attnviz.heads.summaries import (
     top_heads,
 )
 from attnviz.learn.tasks import known_alignment
-from attnviz.ui.charts import line_view
+from attnviz.ui.charts import chart, line_view
 from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
 from attnviz.ui.shipped import char_labels, head_opened
@@ -168,11 +168,12 @@ def _grid(stack: np.ndarray, drawn: tuple):
 def _head_map(way: str, table: np.ndarray, label: str) -> None:
     chosen = _head_of(ENLARGED.get())
     selected = chosen[1:] if chosen and chosen[0] == way else None
-    st.plotly_chart(
+    chart(
         head_map(table, label=label, selected=selected),
         key=HEAD_MAPS.of(_slug(way)).key,
         on_select=functools.partial(_clicked, way, table.shape[1]),  # no args= on plotly_chart
         selection_mode="points",
+        name="head-map",
     )
 
 
@@ -227,13 +228,13 @@ def _rollouts(view: HeadsView) -> None:
         row_title, col_title = view.axis_titles[way]
         rollout = attention_rollout(view.stacks[way]).rollout  # (T, T)
         with column:
-            st.plotly_chart(
+            chart(
                 figures.heatmap(
                     rollout, kind="weights", title=f"Rollout of the {get_way(way).short}-attention",
                     row_labels=rows, col_labels=cols, row_title=row_title,
                     col_title=col_title, annotate=False,
                 ),
-                key=f"mv-rollout-{_slug(way)}",
+                key=f"mv-rollout-{_slug(way)}",name="rollout"
             )  # fmt: skip
 
 
@@ -292,14 +293,14 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
     title = f"{get_way(way).short} · layer {layer} · head {head}"
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
                 weights, kind="weights", title=title,
                 row_labels=rows, col_labels=cols, row_title=row_title,
                 col_title=col_title, blocked=blocked & (weights == 0),
                 annotate=max(weights.shape) <= 12,
             ),
-            key="mv-enlarged",
+            key="mv-enlarged",name="head-enlarged"
         )  # fmt: skip
     with right:
         line_view(weights, rows, cols)

@@ -28,6 +28,7 @@ from attnviz.learn.configs import (
 from attnviz.learn.recipes import TRANSFORMER_RECIPES
 from attnviz.learn.tasks import TASKS, get_task, make_pairs
 from attnviz.ui import sidebar
+from attnviz.ui.charts import chart
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
@@ -198,7 +199,9 @@ def _shipped(load):
     _model_summary(model)
     history = getattr(model.stats, "history", ())
     if history:
-        st.plotly_chart(training_curves(history, title="How it was trained"), key="curves")
+        chart(
+            training_curves(history, title="How it was trained"), key="curves", name="how-trained"
+        )
     return model
 
 
@@ -325,7 +328,11 @@ def _draw_progress(run: TrainingRun, snapshot: RunSnapshot) -> None:
     if not snapshot.reports:
         return
     rows = [_history_row(r) for r in snapshot.reports]
-    st.plotly_chart(training_curves(rows, title="Loss and accuracy per epoch"), key="live-curves")
+    chart(
+        training_curves(rows, title="Loss and accuracy per epoch"),
+        key="live-curves",
+        name="training-curves",
+    )
     _probe_history(snapshot)
 
 
@@ -356,9 +363,10 @@ def _probe_history(snapshot: RunSnapshot) -> None:
             "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
         )
     probe = reports[chosen].probe
-    st.plotly_chart(
+    chart(
         _attention_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
         key="probe",
+        name="probe",
     )
     if hasattr(probe, "cross"):  # a Transformer's probe: its heads' mean, as in Translate
         st.caption(
@@ -391,9 +399,10 @@ def _translate_view(model, task: str) -> None:
     st.markdown(f"**Output:** `{plain(translation.output)}`" if translation.output else "")
     heads = hasattr(model.config, "heads")
     title = "Heads' mean" if heads else "Attention"
-    st.plotly_chart(
+    chart(
         _attention_figure(translation, f"{title}: output × input"),
         key="translation",
+        name="translation",
     )
     st.caption(
         "Each row is one decoding step: the output character it produced and where the "
@@ -449,9 +458,10 @@ def _compare_view(model, task: str) -> None:
         if translation is None:
             return
         with column:
-            st.plotly_chart(
+            chart(
                 _attention_figure(translation, f"{score}: {translation.output}"),
                 key=f"compare-{score}",
+                name="compare",
             )
 
 

@@ -13,7 +13,7 @@ from attnviz.drawing import figures
 from attnviz.drawing.construction import head_side
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
-from attnviz.ui.charts import head_grid, line_view, made_from_tokens
+from attnviz.ui.charts import chart, head_grid, line_view, made_from_tokens
 from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
@@ -144,10 +144,11 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
     head = int(st.selectbox("Enlarge head", range(h), **HEAD.widget()) or 0)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
                 result.weights[b, head], kind="weights", title=f"Head {head} (enlarged)", **common
-            )
+            ),
+            name="head-enlarged",
         )
     with right:
         line_view(result.weights[b, head], rows, cols)
@@ -155,33 +156,36 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
         _head_made_from(result, b, head, made_from)
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
                 result.head_average[b], kind="weights", title="Average of the heads", **common
-            )
+            ),
+            name="head-average",
         )
     with right:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
                 result.concat[b],
                 kind="values",
                 row_labels=rows,
                 title=f"Concatenated head outputs (T × {h}·Dv)",
                 col_title="head feature",
-            )
+            ),
+            name="head-concat",
         )
     st.latex(
         r"\text{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1,\dots,"
         r"\text{head}_h)\,W^O"
     )
-    st.plotly_chart(
+    chart(
         figures.heatmap(
             result.output[b],
             kind="values",
             row_labels=rows,
             title="Output = Concat · W_O (T × d_model)",
             col_title="feature",
-        )
+        ),
+        name="head-output",
     )
 
 
