@@ -332,3 +332,30 @@ def test_model_view_click_on_a_head_enlarges_it(app: App):
     assert np.allclose(enlarged, np.array(thumbnail, dtype=float), atol=1e-6)  # the same head
     assert np.allclose(enlarged.sum(axis=1), 1, atol=1e-5)
     assert app.exceptions() == 0 and app.errors == []
+
+
+def test_a_newcomer_walks_the_lessons_from_the_start_page_to_the_last(app: App):
+    # The start page's way in, then Next, lesson after lesson: each has its own URL and shows
+    # its page prepared (a chart, or Learn's Train button before anything is trained).
+    from attnviz.lessons import LESSONS
+
+    app.open(f"{app.url}/", charts=1)  # the start page: one query's weights
+    assert "Weights of the query “sat”" in app.chart_titles()
+    app.page.get_by_role("link", name=f"Lessons: {len(LESSONS)} steps").click()
+    for lesson in LESSONS:
+        heading = app.page.get_by_role("heading", name=f"{lesson.number}. {lesson.title}")
+        expect(heading).to_be_visible(timeout=WAIT_SECONDS * 1000)
+        app.wait_until(
+            "(page, slug) => page.idle() && window.location.pathname.endsWith('/' + slug)",
+            lesson.slug, f"{lesson.slug}'s page",
+        )  # fmt: skip
+        if lesson.setup.get("source") == "Train":
+            expect(app.page.get_by_role("button", name="Train")).to_be_visible()
+        else:
+            app.wait_for_charts(1)
+        assert app.exceptions() == 0 and app.alerts() == [], lesson.slug
+        if lesson.number < len(LESSONS):
+            following = LESSONS[lesson.number]
+            app.page.get_by_role("link", name=f"Next: {following.title}").click()
+    expect(app.page.get_by_role("link", name="Next:")).to_have_count(0)  # the end of the path
+    assert app.errors == []
