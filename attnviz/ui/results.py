@@ -21,10 +21,11 @@ from attnviz.drawing.construction import projection_text, side_of
 from attnviz.drawing.export import matrix_to_csv, result_to_json
 from attnviz.drawing.stages import (
     BLOCKED_LABELS,
+    POSITION_TEXT,
     STAGE_TEXT,
     SequenceView,
     cell_text,
-    stage_figures,
+    ordered_stages,
     stage_tex,
 )
 from attnviz.inputs.problem import Problem
@@ -89,6 +90,9 @@ def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
 def results_panel(problem: Problem, controls: Controls) -> None:
     """Compute, then draw the open view of the chosen batch item."""
     settings, use_padding = controls.settings, controls.use_padding
+    if settings is None:  # the sidebar says which control does not fit
+        st.info("Change the setting the sidebar points out to see the results.")
+        return
     result = compute(problem, settings, use_padding)
     if result is None:
         return
@@ -168,7 +172,7 @@ def heatmaps_view(view: SequenceView) -> None:
         help="On a 0 to 1 scale, the weights of a long row (each about 1/S) all look dark.",
         **FIT_WEIGHTS.widget(),
     )
-    figs = stage_figures(view, fit_scale=fit)  # all six: the layout stays as controls change
+    figs = ordered_stages(view, fit_scale=fit)  # all of them: the layout stays as controls change
     notes = []
     if not view.result.settings.scale:
         notes.append("Scaling is off: the scaled scores equal the raw scores.")
@@ -261,15 +265,19 @@ def steps_view(view: SequenceView) -> None:
     )
     _learned_weights(r)
     i, j = _cell_arithmetic(view)
-    figs = stage_figures(view)
-    for name, (caption, tex) in STAGE_TEXT.items():
+    figs = ordered_stages(view)
+    texts = POSITION_TEXT | STAGE_TEXT
+    for name, fig in figs.items():
+        caption, tex = texts[name]
         left, right = st.columns([1, 2])
         with left:
             st.markdown(f"**{caption}**")
             st.latex(tex or stage_tex(name, r))
         with right:
-            marked = figures.highlight_cell(figs[name], i, None if name == "output" else j)
-            chart(marked, name.replace(" ", "-"))
+            cell = (i, None) if name in ("output", "rotated query") else (i, j)
+            if name == "rotated key":
+                cell = (j, None)
+            chart(figures.highlight_cell(fig, *cell), name.replace(" ", "-"))
 
 
 def _learned_weights(r) -> None:

@@ -18,7 +18,7 @@ UI = Path(state.__file__).parent
 def test_a_key_declared_by_another_module_is_refused():
     slot("test_state_owned", 1)
     slot("test_state_owned", 1)  # the same module again (a re-import): allowed
-    with pytest.raises(ValueError, match="'causal' is declared twice: .* attnviz.ui.sidebar"):
+    with pytest.raises(ValueError, match="'causal' is declared twice: .* attnviz.ui.mask_controls"):
         slot("causal", True)
     with pytest.raises(ValueError, match="'pad_keys_3' is declared twice"):
         slot("pad_keys_3", [])  # a member of the padding-keys family

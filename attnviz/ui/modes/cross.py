@@ -64,7 +64,7 @@ def prepare(source: str, target: str, view: str | None = None) -> None:
 def draw() -> None:
     """The whole Cross page."""
     controls = sidebar.explorer_controls()
-    if controls.settings.causal:
+    if controls.settings is not None and controls.settings.causal:
         st.info(
             "A causal mask on cross-attention lets target token i see only the source tokens "
             "at positions 0 … i, as if the two sentences were aligned word by word. A "
@@ -72,7 +72,7 @@ def draw() -> None:
             "read the whole source (switch the causal mask off to see it).",
             icon=":material/info:",
         )
-    problem = cross_panel(controls.settings.seed)
+    problem = cross_panel(sidebar.SEED.get())
     if problem is not None:
         results.results_panel(problem, controls)
 

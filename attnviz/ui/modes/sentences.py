@@ -59,7 +59,7 @@ def prepare(text: str, view: str | None = None, settings: dict | None = None) ->
 def draw() -> None:
     """The whole Sentences page."""
     controls = sidebar.explorer_controls()
-    problem = sentence_panel(controls.settings.seed)
+    problem = sentence_panel(sidebar.SEED.get())
     if problem is not None:
         results.results_panel(problem, controls)
 

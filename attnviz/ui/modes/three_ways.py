@@ -73,9 +73,11 @@ def _way_inputs(way: str, seed: int):
     return encoded, heads
 
 
-def _random_way(way: str, seed_settings) -> None:
+def _random_way(way: str, settings) -> None:
     """The way's attention with seeded random weights over the typed sentences."""
-    encoded, heads = _way_inputs(way, seed_settings.seed)
+    encoded, heads = _way_inputs(way, sidebar.SEED.get())
+    if settings is None:  # the sidebar says which control does not fit
+        return
     if any(e is None for e in encoded.values()):
         return
     src, tgt = encoded.get("source"), encoded.get("target")
@@ -90,9 +92,7 @@ def _random_way(way: str, seed_settings) -> None:
             num_heads=heads,
             source_padding_mask=None if src is None else src.padding_mask,
             target_padding_mask=None if tgt is None else tgt.padding_mask,
-            scale=seed_settings.scale,
-            mask_value=seed_settings.mask_value,
-            seed=seed_settings.seed,
+            **_way_settings(settings),
         )
     )
     if result is None:
@@ -104,6 +104,14 @@ def _random_way(way: str, seed_settings) -> None:
     cols = sides[chosen.keys_from].tokens[b]
     made_from = {"Q": sides[chosen.queries_from], "K": sides[chosen.keys_from]}
     heads_view(result, b, rows, cols, made_from)
+
+
+def _way_settings(settings) -> dict:
+    """What `compute_way` takes of the sidebar's settings: all but the score and the causal
+    mask (the way decides it)."""
+    fields = {f: getattr(settings, f) for f in settings.__dataclass_fields__}
+    every_head = ("score", "causal", "alibi_heads", "alibi_head")  # ALiBi: a slope per head
+    return {k: v for k, v in fields.items() if k not in every_head}
 
 
 def _trained_way(task: str, way: str) -> None:
