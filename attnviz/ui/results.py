@@ -29,17 +29,23 @@ from attnviz.drawing.stages import (
     stage_tex,
 )
 from attnviz.inputs.problem import Problem
+from attnviz.ui.cache_view import cache_view
 from attnviz.ui.charts import chart, line_view, made_from_tokens
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
+from attnviz.ui.position_view import position_view
 from attnviz.ui.presenter import presenting
 from attnviz.ui.sidebar import Controls
 from attnviz.ui.state import slot
+from attnviz.ui.tiled_view import tiled_view
 
 if TYPE_CHECKING:
     from attnviz.core.attention import AttentionResult
 
-VIEWS = ("Heatmaps", "Q, K, V", "Lines", "Step by step", "Compare", "Row statistics", "Download")
+VIEWS = (
+    "Heatmaps", "Q, K, V", "Lines", "Step by step", "Positions", "KV cache", "Tiled", "Compare",
+    "Row statistics", "Download",
+)  # fmt: skip
 MADE_FROM_TOKENS = "Q, K, V"  # the view of sentence inputs only: how Q, K and V were made
 VIEW = slot("view", VIEWS[0], url=True)  # the open tab
 CELL_I = slot("cell_i", 0, url=True)  # step by step: the query row of the explained cell
@@ -113,12 +119,17 @@ def results_panel(problem: Problem, controls: Controls) -> None:
         MADE_FROM_TOKENS: lambda v: qkv_view(problem),
         "Lines": lines_view,
         "Step by step": steps_view,
+        "Positions": position_view,
+        "KV cache": cache_view,
+        "Tiled": tiled_view,
         "Compare": lambda v: compare_view(v, problem, settings, use_padding),
         "Row statistics": stats_view,
         "Download": lambda v: download_view(v, problem, result),
     }
     if problem.query_encoding is None:  # typed Q, K and V were not made from anything
         del draws[MADE_FROM_TOKENS]
+    if settings.position == "none":  # no position scheme: nothing to show on its own
+        del draws["Positions"]
     tabs = st.tabs(list(draws), key=VIEW.key, bind="query-params", on_change="rerun")
     for tab, draw in zip(tabs, draws.values(), strict=True):
         if tab.open:
@@ -186,6 +197,7 @@ def heatmaps_view(view: SequenceView) -> None:
         for column, name in zip(columns, names[start : start + per_row], strict=False):
             with column:
                 chart(figs[name], name.replace(" ", "-"))
+    _mask_rules(view)
     _focus_row(view)
 
 
@@ -224,6 +236,30 @@ def _projection_cell(sides) -> None:
     i = int(middle.number_input(f"Token (0 – {t - 1})", 0, t - 1, 0, **_clamped(QKV_I, t)))
     j = int(right.number_input(f"Feature (0 – {d - 1})", 0, d - 1, 0, **_clamped(QKV_J, d)))
     st.code(projection_text(side, matrix, i, j), language=None, wrap_lines=True)
+
+
+def _mask_rules(view: SequenceView) -> None:
+    """With several mask rules on, each one drawn alone, then what they make together."""
+    t, s = view.result.weights.shape
+    parts = view.result.settings.mask_spec.parts(np.arange(t), np.arange(s))
+    spec = view.result.settings.mask_spec
+    order = "prefix-LM" if spec.prefix is not None else "causal"
+    rules = {order: parts.order, "window": parts.window, "chunks": parts.chunk,
+             "sinks": parts.sinks, "documents": parts.documents}  # fmt: skip
+    active = {name: rule for name, rule in rules.items() if rule is not None}
+    if len(active) < 2:
+        return
+    with st.expander("The mask, rule by rule"):
+        st.caption(
+            "Each rule alone (blue: allowed). Together: order AND ((window AND chunks) OR "
+            "sinks) AND documents, then the padding keys are hidden."
+        )
+        columns = st.columns(min(len(active), 3))
+        for n, (name, rule) in enumerate(active.items()):
+            with columns[n % len(columns)]:
+                chart(figures.heatmap(rule.astype(float), kind="mask", title=name.capitalize(),
+                                      row_labels=view.rows, col_labels=view.cols),
+                      f"mask-{name}", key=f"mask-rule-{name}")  # fmt: skip
 
 
 def lines_view(view: SequenceView) -> None:

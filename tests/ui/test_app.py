@@ -185,7 +185,6 @@ def _same_as_the_back_end(at, name):
     claims are checked in tests/inputs/test_presets.py)."""
     from attnviz.core.attention import compute_attention
     from attnviz.inputs.parsing import parse_matrix_text
-
     from attnviz.inputs.presets import random_qkv
 
     preset = shipped_presets()[name]
@@ -858,3 +857,27 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
                          source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip
     np.testing.assert_allclose(ui.values(at, "W_Q"), result.params["W_Q"][2], atol=1e-6)
     np.testing.assert_allclose(ui.values(at, "Q = X · W_Q"), result.query_heads[0, 2], atol=1e-5)
+
+
+def test_multi_head_shares_key_value_heads_and_says_what_it_saves():
+    from attnviz.inputs.text import encode_sentences
+    from attnviz.transformer.way_attention import compute_way
+
+    at = ui.new_session("multihead", way="bidirectional", mh_h="4", mh_kv="2")
+    ui.assert_ok(at)
+    assert [m.value for m in at.markdown if m.value.startswith("**K/V head")] == [
+        "**K/V head 0**, shared by query heads 0, 1",
+        "**K/V head 1**, shared by query heads 2, 3",
+    ]
+    assert "4 query heads on 2 K/V heads" in ui.captions(at)
+    assert "KV cache 64 bytes per token (float32), 50% less than multi-head's 128" in ui.captions(
+        at
+    )
+    enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=0)
+    expected = compute_way("bidirectional", enc.inputs, None, num_heads=4, num_kv_heads=2,
+                           source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip
+    np.testing.assert_allclose(
+        np.nan_to_num(ui.values(at, "Head 0 (enlarged)")), expected.weights[0, 0], atol=1e-5
+    )
+    at.number_input(key="mh_kv").set_value(3).run()  # 3 does not divide 4
+    assert any("divide" in e.value for e in at.error)

@@ -28,9 +28,8 @@ def test_the_start_page_shows_the_picture_and_the_way_in():
     ui.assert_ok(at)
     text = " ".join(m.value for m in at.markdown)
     assert "Attention lets every token" in text and "One query, its keys, the weights" in text
-    np.testing.assert_allclose(ui.values(at, "Weights of the query")[0] if False else
-                               ui.decode(ui.chart(at, "Weights of the query")["data"][0]["y"]),
-                               first_look().weights, atol=1e-6)  # fmt: skip
+    bars = ui.decode(ui.chart(at, "Weights of the query")["data"][0]["y"])
+    np.testing.assert_allclose(bars, first_look().weights, atol=1e-6)
     links = [link.proto.label for link in at.get("page_link")]
     for lesson in LESSONS:
         assert f"{lesson.number}. {lesson.title}" in links

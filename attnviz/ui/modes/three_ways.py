@@ -33,6 +33,7 @@ WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, or a shipped
 WAY = slot("way", next(iter(WAYS)), url=True)  # the way of attention
 D_MODEL = slot("mh_dmodel", 16, url=True)  # d_model of the random-weights block
 HEADS = slot("mh_h", 4, url=True)  # H of the random-weights block
+KV_HEADS = slot("mh_kv", 4, url=True)  # G key/value heads the H query heads share
 LAYER = slot("mh_layer", 0, url=True)  # the trained Transformer's layer shown
 HEAD = slot("mh_head", 0, url=True)  # the enlarged head
 SIDES = {  # a side of the Transformer -> its sentences and their first text
@@ -51,7 +52,7 @@ def _way_inputs(way: str, seed: int):
         text, first = SIDES[side]
         with column:
             texts[side] = sentence_box(text, f"{side.title()} sentences, one per line", 90, first)
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     d_model = int(
         c1.number_input("d_model", 1, limits.MAX_FEATURES, D_MODEL.default, **D_MODEL.widget())
     )
@@ -60,7 +61,19 @@ def _way_inputs(way: str, seed: int):
             "Heads h (d_model divisible by h)", 1, limits.MAX_HEADS, HEADS.default, **HEADS.widget()
         )
     )
-    with c3:
+    if KV_HEADS.get() > heads:
+        KV_HEADS.set(heads)
+    kv_heads = int(
+        c3.number_input(
+            "K/V heads g (g divides h)",
+            1,
+            limits.MAX_HEADS,
+            help="Query heads that share one key and value head: g = h is multi-head attention, "
+            "g = 1 multi-query, in between grouped-query (Llama, Mistral, Gemma).",
+            **KV_HEADS.widget("value"),
+        )
+    )
+    with c4:
         positional = positional_toggle()
     encoded = {
         side: shown(
@@ -70,12 +83,12 @@ def _way_inputs(way: str, seed: int):
         )
         for side, text in texts.items()
     }
-    return encoded, heads
+    return encoded, heads, kv_heads
 
 
 def _random_way(way: str, settings) -> None:
     """The way's attention with seeded random weights over the typed sentences."""
-    encoded, heads = _way_inputs(way, sidebar.SEED.get())
+    encoded, heads, kv_heads = _way_inputs(way, sidebar.SEED.get())
     if settings is None:  # the sidebar says which control does not fit
         return
     if any(e is None for e in encoded.values()):
@@ -90,6 +103,7 @@ def _random_way(way: str, settings) -> None:
             None if src is None else src.inputs,
             None if tgt is None else tgt.inputs,
             num_heads=heads,
+            num_kv_heads=kv_heads,
             source_padding_mask=None if src is None else src.padding_mask,
             target_padding_mask=None if tgt is None else tgt.padding_mask,
             **_way_settings(settings),
@@ -146,15 +160,27 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
         f"{h} heads · Dk = Dv = {result.d_k} per head · d_model = {result.output.shape[-1]}"
         f" · {scaling}"
     )
+    _costs(result)
     common = {"row_labels": rows, "col_labels": cols}
     st.subheader("Every head's weights")
-    head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}", "head")
+    g = result.num_kv_heads or h
+    if g == h:
+        head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}", "head")
+    for group in range(g if g < h else 0):  # heads drawn by the key/value head they share
+        shared = [q for q in range(h) if int(result.kv_head_of[q]) == group]
+        st.markdown(f"**K/V head {group}**, shared by query heads {', '.join(map(str, shared))}")
+        head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}",
+                  f"head-g{group}", heads=shared)  # fmt: skip
     head = int(st.selectbox("Enlarge head", range(h), **HEAD.widget()) or 0)
     left, right = st.columns([3, 2])
     with left:
         chart(
             figures.heatmap(
-                result.weights[b, head], kind="weights", title=f"Head {head} (enlarged)", **common
+                result.weights[b, head],
+                kind="weights",
+                title=f"Head {head} (enlarged)",
+                blocked=~result.mask[b] & (result.weights[b, head] == 0),
+                **common,
             ),
             name="head-enlarged",
         )
@@ -225,6 +251,21 @@ def _head_made_from(result, b: int, head: int, made_from: dict) -> None:
             ]  # fmt: skip
         for n, side in enumerate(sides):
             made_from_tokens(side, f"head-made-{n}")
+
+
+def _costs(result) -> None:
+    """What these heads cost: learned numbers and the KV cache a decoder keeps per token."""
+    costs = result.costs
+    if costs is None:
+        return
+    saved = 1 - costs.kv_cache_bytes_per_token / costs.mha_kv_cache_bytes_per_token
+    st.caption(
+        f"{costs.num_heads} query heads on {costs.num_kv_heads} K/V heads · "
+        f"{costs.param_count:,} parameters (W_Q, W_K, W_V, W_O) · KV cache "
+        f"{costs.kv_cache_bytes_per_token:,} bytes per token (float32)"
+        + (f", {saved:.0%} less than multi-head's {costs.mha_kv_cache_bytes_per_token:,}"
+           if saved else "")
+    )  # fmt: skip
 
 
 def draw() -> None:
