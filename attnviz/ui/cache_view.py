@@ -100,3 +100,40 @@ def _assembled(view: SequenceView, decoded, t: int) -> None:
             plain("Decoding is causal: switch the causal mask on (and prefix-LM off) and the "
                   "stacked rows equal the Heatmaps view's weights.")
         )  # fmt: skip
+
+
+def heads_cache_view(result, b: int, rows) -> None:
+    """Decoding with a KV cache in multi-head attention: every head's row at a step, and the
+    cache it reads, G key/value heads instead of H (grouped-query attention keeps less)."""
+    if result.shared_key_heads is None:
+        return
+    keys = (
+        result.shared_key_heads[b] if result.shared_key_heads.ndim == 4 else result.shared_key_heads
+    )
+    values = (result.shared_value_heads[b] if result.shared_value_heads.ndim == 4
+              else result.shared_value_heads)  # fmt: skip
+    queries = result.query_heads[b] if result.query_heads.ndim == 4 else result.query_heads
+    s = result.settings
+    decoded = shown(lambda: decode_with_cache(
+        queries, keys, values, scale=s.scale, window=s.window, sinks=s.sinks,
+        documents=s.documents, chunk=s.chunk, position=s.position, rope_theta=s.rope_theta,
+    ))  # fmt: skip
+    if decoded is None:
+        return
+    t = decoded.weights.shape[1]
+    if not 0 <= STEP.get() < t:
+        STEP.set(t - 1)
+    step = decoded.step(int(st.slider("Decoding step t", 0, t - 1, **STEP.widget())))
+    g, h = keys.shape[0], queries.shape[0]
+    st.caption(
+        f"Step {step.t}: each of the {h} query heads scores the {step.t + 1} cached rows of its "
+        f"K/V head. The cache holds {step.cache_bytes:,} bytes for {g} K/V head(s); one K/V "
+        f"head per query head would hold {int(decoded.mha_cache_bytes[step.t]):,}."
+    )
+    chart(
+        figures.heatmap(step.weights, kind="weights", row_labels=[f"head {q}" for q in range(h)],
+                        col_labels=list(rows[: step.t + 1]), row_title="query head",
+                        title=f"Every head's weights at step {step.t}",
+                        blocked=np.broadcast_to(~step.visible, step.weights.shape)),
+        "cache-heads",
+    )  # fmt: skip

@@ -359,3 +359,17 @@ def test_a_newcomer_walks_the_lessons_from_the_start_page_to_the_last(app: App):
             app.page.get_by_role("link", name=f"Next: {following.title}").click()
     expect(app.page.get_by_role("link", name="Next:")).to_have_count(0)  # the end of the path
     assert app.errors == []
+
+
+def test_the_kv_cache_slider_steps_through_decoding(app: App):
+    # Today's attention in the browser: a causal sentence decoded with a KV cache, one step
+    # further with the keyboard: one more cached key, one more weight.
+    app.open(f"{app.url}/sentences?causal=true&view=KV+cache&cache_t=2", charts=3)
+    title = app.wait_for_title_starting("Step 2's weights")
+    assert len(app.read("(page, t) => page.chart(t)._fullData[0].x", title)) == 3
+    slider = app.page.get_by_role("slider", name="Decoding step t (the token being generated)")
+    slider.focus()
+    slider.press("ArrowRight")
+    title = app.wait_for_title_starting("Step 3's weights")
+    assert len(app.read("(page, t) => page.chart(t)._fullData[0].x", title)) == 4
+    assert app.exceptions() == 0 and app.errors == []

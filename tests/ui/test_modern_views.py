@@ -109,3 +109,13 @@ def test_the_tiled_view_steps_through_the_online_softmax_to_the_same_numbers():
 def test_views_that_need_the_dot_product_say_so(fields, words):
     at = _open(**fields)
     assert any(words in i.value for i in at.info)
+
+
+def test_multi_head_decoding_reads_a_smaller_cache_with_shared_key_value_heads():
+    at = ui.new_session("multihead", way="causal", mh_h="4", mh_kv="1", cache_t="2")
+    ui.assert_ok(at)
+    text = ui.captions(at)
+    assert "each of the 4 query heads scores the 3 cached rows of its K/V head" in text
+    assert "for 1 K/V head(s); one K/V head per query head would hold" in text
+    weights = np.nan_to_num(ui.values(at, "Every head's weights at step 2"), nan=0.0)
+    np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-6)  # every head's row

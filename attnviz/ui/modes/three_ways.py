@@ -13,6 +13,7 @@ from attnviz.drawing import figures
 from attnviz.drawing.construction import head_side
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
+from attnviz.ui.cache_view import heads_cache_view
 from attnviz.ui.charts import chart, head_grid, line_view, made_from_tokens
 from attnviz.ui.input_widgets import (
     SOURCE,
@@ -118,6 +119,9 @@ def _random_way(way: str, settings) -> None:
     cols = sides[chosen.keys_from].tokens[b]
     made_from = {"Q": sides[chosen.queries_from], "K": sides[chosen.keys_from]}
     heads_view(result, b, rows, cols, made_from)
+    if chosen.causal:  # a decoder's self-attention: decoding reads and fills a KV cache
+        with st.expander("Decoding token by token with a KV cache"):
+            heads_cache_view(result, b, rows)
 
 
 def _way_settings(settings) -> dict:
