@@ -192,3 +192,10 @@ def reopened(origin: str) -> Opened:
         "This link's `from` field names nothing to open: it must start with "
         f"'step:' or 'head:'. Received: {origin[:60]!r}."
     )
+
+
+def preload() -> None:
+    """Load the default shipped model (the first task, dot score) into the server's cache and
+    run its first translation (the server's warm-up calls this once)."""
+    task = TASKS[0]
+    shipped_seq2seq(task, "dot").translate(get_task(task).example[0])

@@ -173,13 +173,6 @@ def _task_picker() -> str:
     return task
 
 
-def preload() -> None:
-    """Load the default shipped model (the first task, dot score) into the server's cache and
-    trace its translation (the server's warm-up calls this once)."""
-    task = TASKS[0]
-    shipped_seq2seq(task, "dot").translate(get_task(task).example[0])
-
-
 def _shipped_panel(task: str, settings: AttentionSettings):
     if settings.scale:
         st.info(
