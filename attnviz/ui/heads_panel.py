@@ -18,6 +18,7 @@ import streamlit as st
 from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import CELL_MIN, GAP, head_map, model_view
+from attnviz.drawing.translation import char_labels
 from attnviz.heads.rollout import ROLLOUT_TEX, attention_rollout
 from attnviz.heads.summaries import (
     SUMMARY_LABELS,
@@ -30,7 +31,7 @@ from attnviz.learn.tasks import known_alignment
 from attnviz.ui.charts import chart, line_view
 from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
-from attnviz.ui.shipped import char_labels, head_opened
+from attnviz.ui.shipped import head_opened
 from attnviz.ui.state import slot, slot_family
 
 if TYPE_CHECKING:

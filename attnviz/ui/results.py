@@ -7,13 +7,12 @@ cross modes build a `Problem` and hand it to `results_panel`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 
-from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
+from attnviz.core.score_kinds import SCORE_KINDS_BY_NAME
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, row_stats
 from attnviz.drawing import figures
@@ -28,6 +27,7 @@ from attnviz.drawing.stages import (
     ordered_stages,
     stage_tex,
 )
+from attnviz.inputs.attend import COMPARISONS, Attended, attend, other_scores
 from attnviz.inputs.problem import Problem
 from attnviz.ui.cache_view import cache_view
 from attnviz.ui.charts import chart, line_view, made_from_tokens
@@ -51,12 +51,6 @@ VIEW = slot("view", VIEWS[0], url=True)  # the open tab
 CELL_I = slot("cell_i", 0, url=True)  # step by step: the query row of the explained cell
 CELL_J = slot("cell_j", 0, url=True)  # ... and its key column
 FOCUS = slot("focus", 0, url=True)  # the exact row under pooled overviews
-COMPARISONS = {
-    "mask": "Masks on / off",
-    "scale": "Scaled / unscaled",
-    "score": "Another score function",
-    "mask_value": "−∞ / −1e9",
-}
 COMPARE = slot("compare", "mask", url=True)  # what the Compare tab changes
 COMPARE_SCORE = slot("compare_score", None, url=True, kind=str)  # Compare's other score
 FIT_WEIGHTS = slot("fit_scale", False, url=True)  # colour weights from 0 to their largest
@@ -79,41 +73,36 @@ def show_comparison(what: str) -> None:
     COMPARE.set(what)
 
 
-def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
-    """Run attention on the problem; show a ValueError as a message and return None."""
-    padding = problem.padding if use_padding else None
-    attention = back_end("attnviz.core.attention")
-    try:  # the problem's arrays as given: compute_attention handles a batch axis
-        return attention.compute_attention(
-            problem.query, problem.key, problem.value, key_padding_mask=padding,
-            params=problem.params, **asdict(settings),
-        )  # fmt: skip
-    except ValueError as err:
-        error(plain(f"These inputs and settings do not fit together: {err}"))
-        return None
-
-
 def results_panel(problem: Problem, controls: Controls) -> None:
-    """Compute, then draw the open view of the chosen batch item."""
-    settings, use_padding = controls.settings, controls.use_padding
-    if settings is None:  # the sidebar says which control does not fit
+    """Compute everything the open view needs (A, and B when comparing), then draw it."""
+    if controls.settings is None:  # the sidebar says which control does not fit
         st.info("Change the setting the sidebar points out to see the results.")
         return
-    result = compute(problem, settings, use_padding)
-    if result is None:
+    back_end("attnviz.core.attention")  # TensorFlow, with a word while it loads
+    compare = COMPARE.get() if VIEW.get() == "Compare" else None
+    try:
+        attended = attend(problem, controls.settings, controls.use_padding, compare,
+                          COMPARE_SCORE.get())  # fmt: skip
+    except ValueError as err:
+        error(plain(f"These inputs and settings do not fit together: {err}"))
         return
-    b = problem.item
-    query, key, value, padding = problem.sequence(b)
+    _draw(problem, attended)
+
+
+def _draw(problem: Problem, attended: Attended) -> None:
+    """The summary line, then the open tab of the chosen batch item."""
+    result = attended.result
+    query, key, value, padding = problem.sequence(problem.item)
     view = SequenceView(
-        result.item(b),
+        result.item(problem.item),
         query,
         key,
         value,
-        problem.query_labels[b],
-        problem.key_labels[b],
+        problem.query_labels[problem.item],
+        problem.key_labels[problem.item],
         padding,
     )
-    _summary(problem, result, view, use_padding)
+    _summary(problem, attended, view)
     draws = {
         "Heatmaps": heatmaps_view,
         MADE_FROM_TOKENS: lambda v: qkv_view(problem),
@@ -122,13 +111,13 @@ def results_panel(problem: Problem, controls: Controls) -> None:
         "Positions": position_view,
         "KV cache": cache_view,
         "Tiled": tiled_view,
-        "Compare": lambda v: compare_view(v, problem, settings, use_padding),
+        "Compare": lambda v: compare_view(v, problem, attended),
         "Row statistics": stats_view,
         "Download": lambda v: download_view(v, problem, result),
     }
     if problem.query_encoding is None:  # typed Q, K and V were not made from anything
         del draws[MADE_FROM_TOKENS]
-    if settings.position == "none":  # no position scheme: nothing to show on its own
+    if result.settings.position == "none":  # no position scheme: nothing to show on its own
         del draws["Positions"]
     tabs = st.tabs(list(draws), key=VIEW.key, bind="query-params", on_change="rerun")
     for tab, draw in zip(tabs, draws.values(), strict=True):
@@ -140,18 +129,25 @@ def results_panel(problem: Problem, controls: Controls) -> None:
 def _masks_in_words(settings: AttentionSettings, padding: bool) -> str:
     """The active masks in a few words ("no mask" when none is)."""
     words = []
-    if settings.causal:
+    if settings.prefix is not None:
+        words.append(f"prefix-LM: the first {settings.prefix} keys seen by all, causal after")
+    elif settings.causal:
         words.append("causal: each query sees keys at or before its position")
     if settings.window is not None:
         words.append(f"local window: keys within {settings.window} positions")
+    if settings.chunk is not None:
+        words.append(f"chunks of {settings.chunk}: keys in the query's own chunk")
+    if settings.sinks is not None:
+        words.append(f"the first {settings.sinks} keys always seen (sinks)")
+    if settings.documents is not None:
+        words.append(f"{len(settings.documents)} packed documents: keys of the query's own")
     if padding:
         words.append("padding keys hidden")
     return "; ".join(words) or "no mask: every query sees every key"
 
 
-def _summary(
-    problem: Problem, result: AttentionResult, view: SequenceView, use_padding: bool
-) -> None:
+def _summary(problem: Problem, attended: Attended, view: SequenceView) -> None:
+    result = attended.result
     t, s = view.result.weights.shape
     b = problem.batch
     scale = (
@@ -163,7 +159,7 @@ def _summary(
     st.caption(
         f"{batch}{t} queries × {s} keys · Dq {view.query.shape[1]}, Dk {result.d_k}, "
         f"Dv {view.value.shape[1]} · {result.settings.score} score · {scale} · "
-        f"{_masks_in_words(result.settings, problem.padding is not None and use_padding)}"
+        f"{_masks_in_words(result.settings, attended.padding_used)}"
     )
     rows = np.flatnonzero(view.result.fully_masked)
     if rows.size:
@@ -355,11 +351,9 @@ def _clamped(cell, n: int) -> dict:
     return cell.widget()
 
 
-def compare_view(
-    view: SequenceView, problem: Problem, settings: AttentionSettings, use_padding: bool
-) -> None:
+def compare_view(view: SequenceView, problem: Problem, attended: Attended) -> None:
     """The same inputs under two settings side by side, with their difference."""
-    what = st.segmented_control(
+    st.segmented_control(
         "Compare",
         list(COMPARISONS),
         format_func=COMPARISONS.get,
@@ -367,41 +361,36 @@ def compare_view(
         required=True,
         **COMPARE.widget(),
     )
-    masked = not view.result.mask.all()  # some key of the viewed item is blocked
-    other, other_padding, other_label = _other_settings(what, settings, use_padding, masked)
-    result_b = compute(problem, other, other_padding)
-    if result_b is None:
+    other = attended.other
+    if other is None:  # the tab opened on this run: B is computed on the next
         return
-    b = problem.item
-    a, bb = view.result, result_b.item(b)
+    if COMPARE.get() == "score":
+        kinds = other_scores(attended.result.settings)
+        COMPARE_SCORE.set(other.settings.score)  # the score B was computed with
+        st.radio("Score function B", kinds, horizontal=True, **COMPARE_SCORE.widget())
+    if attended.other_result is None:
+        error(plain(f"B ({other.label}) does not fit these inputs: {attended.other_error}"))
+        return
+    a, bb = view.result, attended.other_result.item(problem.item)
     # three charts side by side: cell numbers only while they fit
     common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}
-    label = BLOCKED_LABELS[settings.mask_value]
+    label = BLOCKED_LABELS[a.settings.mask_value]
     columns = st.columns(3)
-    with columns[0]:
-        chart(
-            figures.heatmap(
-                a.weights,
-                kind="weights",
-                title="A: current settings",
-                blocked=~a.mask & (a.weights == 0),
-                blocked_label=label,
-                **common,
-            ),  # fmt: skip
-            "compare-a",
-        )
-    with columns[1]:
-        chart(
-            figures.heatmap(
-                bb.weights,
-                kind="weights",
-                title=f"B: {other_label}",
-                blocked=~bb.mask & (bb.weights == 0),
-                blocked_label=label,
-                **common,
-            ),  # fmt: skip
-            "compare-b",
-        )
+    for column, (r, title, name) in zip(
+        columns, [(a, "A: current settings", "a"), (bb, f"B: {other.label}", "b")], strict=False
+    ):
+        with column:
+            chart(
+                figures.heatmap(
+                    r.weights,
+                    kind="weights",
+                    title=title,
+                    blocked=~r.mask & (r.weights == 0),
+                    blocked_label=label,
+                    **common,
+                ),  # fmt: skip
+                f"compare-{name}",
+            )
     # float32 round-off (~1e-8) is not a difference a learner should see
     wa, wb = np.round(a.weights, 6), np.round(bb.weights, 6)
     with columns[2]:
@@ -412,26 +401,6 @@ def compare_view(
         if change
         else "The two settings give the same weights here."
     )
-
-
-def _other_settings(what: str, settings: AttentionSettings, use_padding: bool, masked: bool):
-    if what == "scale":
-        return (
-            replace(settings, scale=not settings.scale),
-            use_padding,
-            ("unscaled" if settings.scale else "scaled by 1/√Dk"),
-        )
-    if what == "mask_value":
-        flipped = "-1e9" if settings.mask_value == "-inf" else "-inf"
-        return replace(settings, mask_value=flipped), use_padding, f"masked logits {flipped}"
-    if what == "score":
-        kinds = [k for k in SCORE_KINDS if k != settings.score]
-        kind = st.radio("Score function B", kinds, horizontal=True, **COMPARE_SCORE.widget())
-        return replace(settings, score=kind), use_padding, f"{kind} score"
-    if masked:
-        return replace(settings, causal=False, window=None), False, "no masks"
-    # nothing is blocked (padding on but no key marked, say): show what a causal mask does
-    return replace(settings, causal=True), use_padding, "causal mask"
 
 
 def stats_view(view: SequenceView) -> None:

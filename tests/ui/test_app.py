@@ -707,6 +707,19 @@ def test_compare_with_nothing_masked_adds_a_causal_mask(at):
     np.testing.assert_allclose(b, LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
+def test_compare_without_masks_turns_todays_masks_off_too(at):
+    at.toggle(key="chunk_on").set_value(True).run()  # 2 queries, chunks of 1: the diagonal
+    at.number_input(key="chunk").set_value(1).run()
+    ui.open_view(at, "Compare")
+    ui.assert_ok(at)
+    assert ui.titles(at)[1] == "B: no masks"
+    raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T / np.sqrt(3)  # Dk 3
+    expected = _softmax(raw, np.ones((2, 2), bool))
+    np.testing.assert_allclose(ui.values(at, "B: no masks"), expected, atol=1e-5)
+    a = np.nan_to_num(ui.values(at, "A: current"), nan=0.0)
+    np.testing.assert_allclose(a, np.eye(2), atol=1e-6)
+
+
 def test_row_statistics_view(at):
     _causal_lab(at)
     ui.open_view(at, "Row statistics")

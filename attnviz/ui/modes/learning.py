@@ -11,14 +11,13 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
 import streamlit as st
 
 from attnviz.core import limits
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
-from attnviz.drawing import figures
 from attnviz.drawing.curves import training_curves
+from attnviz.drawing.translation import char_labels, translation_figure
 from attnviz.learn.configs import (
     TRANSFORMER_TRAINING,
     NetworkConfig,
@@ -37,7 +36,6 @@ from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
 from attnviz.ui.shipped import (
     TASK_TEXTS,
-    char_labels,
     shipped_seq2seq,
     shipped_transformer,
     step_opened,
@@ -357,7 +355,7 @@ def _probe_history(snapshot: RunSnapshot) -> None:
         )
     probe = reports[chosen].probe
     chart(
-        _attention_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
+        translation_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
         key="probe",
         name="probe",
     )
@@ -366,22 +364,6 @@ def _probe_history(snapshot: RunSnapshot) -> None:
             "The last layer's cross-attention, averaged over its heads; after training, the "
             "Model view shows every head."
         )
-
-
-def _attention_figure(translation, title: str):
-    weights = np.asarray(translation.weights)
-    if weights.size == 0:  # nothing decoded: one empty row keeps the figure drawable
-        weights = np.zeros((1, len(translation.source_tokens)))
-    return figures.heatmap(
-        weights,
-        kind="weights",
-        title=title,
-        row_labels=char_labels(translation.target_tokens) or ["(none)"],
-        col_labels=char_labels(translation.source_tokens),
-        row_title="output",
-        col_title="input",
-        annotate=False,
-    )
 
 
 def _translate_view(model, task: str) -> None:
@@ -393,7 +375,7 @@ def _translate_view(model, task: str) -> None:
     heads = hasattr(model.config, "heads")
     title = "Heads' mean" if heads else "Attention"
     chart(
-        _attention_figure(translation, f"{title}: output × input"),
+        translation_figure(translation, f"{title}: output × input"),
         key="translation",
         name="translation",
     )
@@ -452,7 +434,7 @@ def _compare_view(model, task: str) -> None:
             return
         with column:
             chart(
-                _attention_figure(translation, f"{score}: {translation.output}"),
+                translation_figure(translation, f"{score}: {translation.output}"),
                 key=f"compare-{score}",
                 name="compare",
             )

@@ -142,7 +142,7 @@ def prepare(
     preset: str, settings: dict | None = None, view: str | None = None, compare: str | None = None
 ) -> None:
     """Open this page on `preset` (a shipped preset's name) with `settings` changed, on the
-    results tab `view`, comparing `compare` (a key of `results.COMPARISONS`)."""
+    results tab `view`, comparing `compare` (a key of `inputs.attend.COMPARISONS`)."""
     apply_preset(presets()[preset], settings)
     results.show_view(view or results.VIEWS[0])
     if compare is not None:

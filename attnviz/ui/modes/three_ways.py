@@ -11,6 +11,7 @@ from attnviz.core import limits
 from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
 from attnviz.drawing.construction import head_side
+from attnviz.drawing.translation import char_labels
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
 from attnviz.ui.cache_view import heads_cache_view
@@ -27,7 +28,7 @@ from attnviz.ui.loading import back_end
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
-from attnviz.ui.shipped import TASK_TEXTS, char_labels, shipped_trace, weights_choice
+from attnviz.ui.shipped import TASK_TEXTS, shipped_trace, weights_choice
 from attnviz.ui.state import slot
 
 WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, or a shipped Transformer's
