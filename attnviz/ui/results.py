@@ -1,4 +1,6 @@
-"""The explorer's results: heatmaps, lines, step by step, compare, row statistics, downloads.
+"""The explorer's results: the summary line and the tabs (heatmaps, lines, row statistics and
+downloads here; Q, K, V, step by step, positions, KV cache, tiled and compare in their own
+modules).
 
 Each view draws one batch item (the sequence chosen in the input panel). Only the open tab is
 drawn, so a click repaints what the user looks at and nothing else. The matrices, sentences and
@@ -12,31 +14,24 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
-from attnviz.core.score_kinds import SCORE_KINDS_BY_NAME
 from attnviz.core.settings import AttentionSettings
-from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, row_stats
+from attnviz.core.stats import FULLY_MASKED_WHY, row_stats
 from attnviz.drawing import figures
-from attnviz.drawing.construction import projection_text, side_of
 from attnviz.drawing.export import matrix_to_csv, result_to_json
-from attnviz.drawing.stages import (
-    BLOCKED_LABELS,
-    POSITION_TEXT,
-    STAGE_TEXT,
-    SequenceView,
-    cell_text,
-    ordered_stages,
-    stage_tex,
-)
-from attnviz.inputs.attend import COMPARISONS, Attended, attend, other_scores
+from attnviz.drawing.stages import SequenceView, ordered_stages
+from attnviz.inputs.attend import Attended, attend
 from attnviz.inputs.problem import Problem
 from attnviz.ui.cache_view import cache_view
-from attnviz.ui.charts import chart, line_view, made_from_tokens
+from attnviz.ui.charts import chart, line_view
+from attnviz.ui.compare_view import compare_view, comparing
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
 from attnviz.ui.position_view import position_view
 from attnviz.ui.presenter import presenting
+from attnviz.ui.qkv_view import qkv_view
 from attnviz.ui.sidebar import Controls
 from attnviz.ui.state import slot
+from attnviz.ui.steps_view import steps_view
 from attnviz.ui.tiled_view import tiled_view
 
 if TYPE_CHECKING:
@@ -48,15 +43,8 @@ VIEWS = (
 )  # fmt: skip
 MADE_FROM_TOKENS = "Q, K, V"  # the view of sentence inputs only: how Q, K and V were made
 VIEW = slot("view", VIEWS[0], url=True)  # the open tab
-CELL_I = slot("cell_i", 0, url=True)  # step by step: the query row of the explained cell
-CELL_J = slot("cell_j", 0, url=True)  # ... and its key column
 FOCUS = slot("focus", 0, url=True)  # the exact row under pooled overviews
-COMPARE = slot("compare", "mask", url=True)  # what the Compare tab changes
-COMPARE_SCORE = slot("compare_score", None, url=True, kind=str)  # Compare's other score
 FIT_WEIGHTS = slot("fit_scale", False, url=True)  # colour weights from 0 to their largest
-QKV_MATRIX = slot("qkv_matrix", "Q", url=True)  # Q, K, V view: the matrix of the cell explained
-QKV_I = slot("qkv_i", 0, url=True)  # ... its token row
-QKV_J = slot("qkv_j", 0, url=True)  # ... its feature column
 
 
 def show_view(name: str) -> None:
@@ -66,23 +54,15 @@ def show_view(name: str) -> None:
     VIEW.set(name)
 
 
-def show_comparison(what: str) -> None:
-    """Let the Compare tab change `what` (a key of `COMPARISONS`) on its next draw."""
-    if what not in COMPARISONS:
-        raise ValueError(f"Unknown comparison {what!r}. Known: {', '.join(COMPARISONS)}.")
-    COMPARE.set(what)
-
-
 def results_panel(problem: Problem, controls: Controls) -> None:
     """Compute everything the open view needs (A, and B when comparing), then draw it."""
     if controls.settings is None:  # the sidebar says which control does not fit
         st.info("Change the setting the sidebar points out to see the results.")
         return
     back_end("attnviz.core.attention")  # TensorFlow, with a word while it loads
-    compare = COMPARE.get() if VIEW.get() == "Compare" else None
+    compare, score = comparing() if VIEW.get() == "Compare" else (None, None)
     try:
-        attended = attend(problem, controls.settings, controls.use_padding, compare,
-                          COMPARE_SCORE.get())  # fmt: skip
+        attended = attend(problem, controls.settings, controls.use_padding, compare, score)
     except ValueError as err:
         error(plain(f"These inputs and settings do not fit together: {err}"))
         return
@@ -197,43 +177,6 @@ def heatmaps_view(view: SequenceView) -> None:
     _focus_row(view)
 
 
-def qkv_view(problem: Problem) -> None:
-    """How Q, K and V were made from the tokens: embeddings plus positions (X), times W_Q, W_K
-    and W_V; for two sentences, the target makes Q and the source K and V. Then one cell's
-    arithmetic."""
-    b = problem.item
-    if problem.query_encoding is problem.key_encoding:
-        sides = [side_of(problem.query_encoding, b, "Each token", ("Q", "K", "V"))]
-    else:
-        sides = [
-            side_of(problem.query_encoding, b, "The target's tokens make the queries", ("Q",)),
-            side_of(problem.key_encoding, b, "The source's tokens make the keys and values",
-                    ("K", "V")),
-        ]  # fmt: skip
-    st.caption(
-        "Every token is looked up in an embedding table (random but fixed by the seed here; "
-        "learned in a trained model), the positional encoding is added so that the order "
-        "counts, and three weight matrices project the result to its query, key and value."
-    )
-    for n, side in enumerate(sides):
-        made_from_tokens(side, f"made-{n}")
-    _projection_cell(sides)
-
-
-def _projection_cell(sides) -> None:
-    by_matrix = {m: side for side in sides for m in side.outputs}
-    left, middle, right = st.columns(3)
-    matrix = left.radio(
-        "Explain a cell of", list(by_matrix), horizontal=True, **QKV_MATRIX.widget()
-    )
-    side = by_matrix.get(matrix, sides[0])
-    matrix = matrix if matrix in by_matrix else next(iter(by_matrix))
-    t, d = side.outputs[matrix].shape
-    i = int(middle.number_input(f"Token (0 – {t - 1})", 0, t - 1, 0, **_clamped(QKV_I, t)))
-    j = int(right.number_input(f"Feature (0 – {d - 1})", 0, d - 1, 0, **_clamped(QKV_J, d)))
-    st.code(projection_text(side, matrix, i, j), language=None, wrap_lines=True)
-
-
 def _mask_rules(view: SequenceView) -> None:
     """With several mask rules on, each one drawn alone, then what they make together."""
     t, s = view.result.weights.shape
@@ -273,7 +216,7 @@ def _focus_row(view: SequenceView) -> None:
         "These heatmaps are overviews: each cell summarises a block. Pick a query row to "
         "see its exact weights."
     )
-    i = int(st.number_input("Focus on query row", 0, t - 1, 0, **FOCUS.widget()))
+    i = int(st.number_input("Focus on query row", 0, t - 1, 0, **FOCUS.index_widget(t)))
     r = view.result
     chart(
         figures.focus_row(
@@ -283,123 +226,6 @@ def _focus_row(view: SequenceView) -> None:
             blocked=~r.mask[i],
         ),
         "focus-row",
-    )
-
-
-def steps_view(view: SequenceView) -> None:
-    """The formula stage by stage, each stage beside its matrix with the explained cell
-    outlined, the learned score weights, and one cell's arithmetic up to its output row."""
-    r = view.result
-    st.latex(
-        r"\text{output} = \operatorname{softmax}\Big(\frac{"
-        + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
-        + r"}{\sqrt{d_k}} + M\Big)\,V"
-    )
-    _learned_weights(r)
-    i, j = _cell_arithmetic(view)
-    figs = ordered_stages(view)
-    texts = POSITION_TEXT | STAGE_TEXT
-    for name, fig in figs.items():
-        caption, tex = texts[name]
-        left, right = st.columns([1, 2])
-        with left:
-            st.markdown(f"**{caption}**")
-            st.latex(tex or stage_tex(name, r))
-        with right:
-            cell = (i, None) if name in ("output", "rotated query") else (i, j)
-            if name == "rotated key":
-                cell = (j, None)
-            chart(figures.highlight_cell(fig, *cell), name.replace(" ", "-"))
-
-
-def _learned_weights(r) -> None:
-    """The score's learned weights (general: W; concat: W_q, W_k, v), which the step uses."""
-    if not r.params:
-        return
-    st.markdown(f"**The {r.settings.score} score's learned weights** (drawn from the seed, or "
-                "trained in Learn)")  # fmt: skip
-    columns = st.columns(len(r.params))
-    for column, (name, w) in zip(columns, r.params.items(), strict=True):
-        matrix = np.asarray(w)[None, :] if np.ndim(w) == 1 else np.asarray(w)  # v is (U,)
-        rows = ["v"] if np.ndim(w) == 1 else None
-        with column:
-            chart(
-                figures.heatmap(
-                    matrix, kind="values", title=f"{name} {' × '.join(map(str, np.shape(w)))}",
-                    row_labels=rows, row_title="" if rows else "row", col_title="column",
-                    annotate=max(matrix.shape) <= 6,
-                ),
-                f"learned-{name}",
-            )  # fmt: skip
-
-
-def _cell_arithmetic(view: SequenceView) -> tuple[int, int]:
-    t, s = view.result.weights.shape
-    left, right = st.columns(2)
-    i = int(left.number_input(f"Query i (0 – {t - 1})", 0, t - 1, 0, **_clamped(CELL_I, t)))
-    j = int(right.number_input(f"Key j (0 – {s - 1})", 0, s - 1, 0, **_clamped(CELL_J, s)))
-    left.caption(f"query {i}: {plain(view.rows[i])}")
-    right.caption(f"key {j}: {plain(view.cols[j])}")
-    step = explain_cell(view.result, view.query, view.key, int(i), int(j))
-    st.code(cell_text(step, view), language=None, wrap_lines=True)
-    return i, j
-
-
-def _clamped(cell, n: int) -> dict:
-    if not 0 <= cell.get() < n:
-        cell.set(0)
-    return cell.widget()
-
-
-def compare_view(view: SequenceView, problem: Problem, attended: Attended) -> None:
-    """The same inputs under two settings side by side, with their difference."""
-    st.segmented_control(
-        "Compare",
-        list(COMPARISONS),
-        format_func=COMPARISONS.get,
-        default=COMPARE.default,
-        required=True,
-        **COMPARE.widget(),
-    )
-    other = attended.other
-    if other is None:  # the tab opened on this run: B is computed on the next
-        return
-    if COMPARE.get() == "score":
-        kinds = other_scores(attended.result.settings)
-        COMPARE_SCORE.set(other.settings.score)  # the score B was computed with
-        st.radio("Score function B", kinds, horizontal=True, **COMPARE_SCORE.widget())
-    if attended.other_result is None:
-        error(plain(f"B ({other.label}) does not fit these inputs: {attended.other_error}"))
-        return
-    a, bb = view.result, attended.other_result.item(problem.item)
-    # three charts side by side: cell numbers only while they fit
-    common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}
-    label = BLOCKED_LABELS[a.settings.mask_value]
-    columns = st.columns(3)
-    for column, (r, title, name) in zip(
-        columns, [(a, "A: current settings", "a"), (bb, f"B: {other.label}", "b")], strict=False
-    ):
-        with column:
-            chart(
-                figures.heatmap(
-                    r.weights,
-                    kind="weights",
-                    title=title,
-                    blocked=~r.mask & (r.weights == 0),
-                    blocked_label=label,
-                    **common,
-                ),  # fmt: skip
-                f"compare-{name}",
-            )
-    # float32 round-off (~1e-8) is not a difference a learner should see
-    wa, wb = np.round(a.weights, 6), np.round(bb.weights, 6)
-    with columns[2]:
-        chart(figures.difference_heatmap(wa, wb, title="A − B", **common), "compare-diff")
-    change = float(np.abs(wa - wb).max())
-    st.caption(
-        f"Largest change of any weight: {change:.6g}."
-        if change
-        else "The two settings give the same weights here."
     )
 
 

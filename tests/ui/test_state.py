@@ -75,3 +75,21 @@ def test_no_ui_module_spells_a_session_state_key():
         if re.search(r"st\.session_state\b", line)
     ]
     assert spelled == []
+
+
+def test_an_index_that_no_longer_fits_goes_back_to_zero():
+    def script():
+        import streamlit as st
+
+        from attnviz.ui.state import Slot
+
+        row = Slot("row", 0)
+        row.set(4)
+        st.write(f"fits {row.index_widget(5)['key']} {row.get()}")
+        st.write(f"shrank {row.index_widget(3)['key']} {row.get()}")
+        st.session_state["row"] = "2"  # a hand-edited link's text
+        row.index_widget(3)
+        st.write(f"typed {st.session_state['row']!r}")
+
+    at = AppTest.from_function(script).run()
+    assert [m.value for m in at.markdown] == ["fits row 4", "shrank row 0", "typed 0"]
