@@ -4,7 +4,6 @@ values from the source; then the explorer's results.
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from attnviz.inputs.problem import Problem
@@ -38,17 +37,7 @@ def cross_panel(seed: int) -> Problem | None:
     if src is None or tgt is None or not paired(src, tgt):
         return None
     item = sequence_selector(len(src.sentences), "pair")
-    return Problem(
-        np.asarray(tgt.query),
-        np.asarray(src.key),
-        np.asarray(src.value),
-        tgt.tokens,
-        src.tokens,
-        src.padding_mask,
-        item,
-        query_encoding=tgt,
-        key_encoding=src,
-    )
+    return Problem.of_sentences(tgt, src, item)
 
 
 def prepare(source: str, target: str, view: str | None = None) -> None:

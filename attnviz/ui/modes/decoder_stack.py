@@ -113,12 +113,7 @@ def _trained_decoder(task: str) -> None:
         "wrote the next one."
     )
     trace = shipped_trace(task)
-    st.button(
-        "Open this Transformer in Learn: its training, every head, the model view",
-        on_click=learning.open_shipped_transformer,
-        args=(task,),
-        icon=":material/school:",
-    )
+    learning.open_shipped_button(task)
     if trace is None:
         return
     if _view() == "Model view":

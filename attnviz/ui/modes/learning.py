@@ -117,6 +117,16 @@ def open_shipped_transformer(task: str) -> None:
     go_to(MODE.name)
 
 
+def open_shipped_button(task: str) -> None:
+    """The button of another page that opens the shipped Transformer of `task` here."""
+    st.button(
+        "Open this Transformer in Learn: its training, every head, the model view",
+        on_click=open_shipped_transformer,
+        args=(task,),
+        icon=":material/school:",
+    )
+
+
 def draw() -> None:
     """The whole Learn page."""
     task = _task_picker()

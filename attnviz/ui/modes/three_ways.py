@@ -141,12 +141,7 @@ def _trained_way(task: str, way: str) -> None:
         "encoder–decoder attention (scaled dot product; padding is never attended)."
     )
     trace = shipped_trace(task)
-    st.button(
-        "Open this Transformer in Learn: its training, every head, the model view",
-        on_click=learning.open_shipped_transformer,
-        args=(task,),
-        icon=":material/school:",
-    )
+    learning.open_shipped_button(task)
     if trace is None:
         return
     layers = trace.translation.cross.shape[0]
