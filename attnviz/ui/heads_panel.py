@@ -48,6 +48,7 @@ SORT_BY = slot("mv_by", next(iter(SUMMARY_LABELS)), url=True)  # the number head
 TOP = slot("mv_top", 2, url=True)  # how many heads are outlined
 ENLARGED = slot("mv_head", "", url=True)  # the enlarged head: "way/layer/head" (see _head_id)
 GRIDS = slot("mv_grids", None, kind=dict)  # the session's grid figures, by what they show
+WORKED = slot("mv_worked", None, kind=dict)  # the session's summaries and rollouts, by stack
 HEAD_MAPS = slot_family("mv_map", None)  # mv_map_<way>: a head map's click (Streamlit's event)
 LOWER_IS_NOTABLE = ("entropy_bits", "mean_distance")  # sorted ascending: focused, local first
 GRID_PX = 480  # px the heads of one layer share in the grid, beside the summaries
@@ -143,13 +144,16 @@ def model_view_panel(view: HeadsView) -> None:
         "its weight. Orange outlines: the top heads by the chosen number. Click a square of a "
         "head map (or pick a head below) to enlarge that head."
     )
+    digests = {way: _digest(stack) for way, stack in view.stacks.items()}
     summaries = {  # what each head does, per attention (cross heads with their alignment)
-        way: head_summaries(stack, spans=view.spans if way == "cross" else None)
+        way: _worked(("summaries", digests[way], way == "cross" and repr(view.spans)),
+                     lambda s=stack, w=way: head_summaries(
+                         s, spans=view.spans if w == "cross" else None))
         for way, stack in view.stacks.items()
-    }
+    }  # fmt: skip
     for way, stack in view.stacks.items():
         _way_section(view, way, stack, summaries[way], field, top)
-    _rollouts(view)
+    _rollouts(view, digests)
     _enlarged(view, _best_aligned(view, summaries.get("cross")))
 
 
@@ -182,6 +186,26 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field,
         _summary_table(summaries, field, descending)
     if way == "cross" and view.spans is None:
         st.caption("No alignment score: there is no known alignment for this output.")
+
+
+def _digest(stack: np.ndarray) -> str:
+    """A short fingerprint of a stack's weights (what the session's caches are keyed by)."""
+    return hashlib.blake2b(stack.tobytes(), digest_size=16).hexdigest() + str(stack.shape)
+
+
+def _worked(key: tuple, work: Callable[[], object]) -> object:
+    """`work()`, kept per session under `key` (the last `GRIDS_KEPT` · 2 results): a click
+    on a head does not recompute every head's summaries (~30 ms at 12 × 12 heads of 128
+    tokens) or the rollout."""
+    kept = WORKED.get()
+    if kept is None:
+        kept = {}
+        WORKED.set(kept)
+    if key not in kept:
+        while len(kept) >= 2 * GRIDS_KEPT:
+            kept.pop(next(iter(kept)))
+        kept[key] = work()
+    return kept[key]
 
 
 def _grid(stack: np.ndarray, blocked: np.ndarray | None, drawn: tuple):
@@ -255,7 +279,7 @@ def _summary_table(summaries, field: str, descending: bool) -> None:
     )
 
 
-def _rollouts(view: HeadsView) -> None:
+def _rollouts(view: HeadsView, digests: dict[str, str]) -> None:
     selves = [way for way in view.stacks if view.section(way).rollout]
     if not selves:
         return
@@ -270,17 +294,18 @@ def _rollouts(view: HeadsView) -> None:
     for column, way in zip(columns, selves, strict=False):
         rows, cols = view.labels[way]
         row_title, col_title = view.axis_titles[way]
-        rollout = attention_rollout(view.stacks[way]).rollout  # (T, T)
-        short = view.section(way).short
-        with column:
-            chart(
-                figures.heatmap(
-                    rollout, kind="weights", title=f"Rollout of the {short}-attention",
-                    row_labels=rows, col_labels=cols, row_title=row_title,
-                    col_title=col_title, annotate=False,
-                ),
-                key=f"mv-rollout-{_slug(way)}",name="rollout"
-            )  # fmt: skip
+        title = f"Rollout of the {view.section(way).short}-attention"
+
+        def draw(stack=view.stacks[way], drawn=(title, rows, cols, row_title, col_title)):
+            rollout = attention_rollout(stack).rollout  # (T, T)
+            return figures.frozen(figures.heatmap(
+                rollout, kind="weights", title=drawn[0], row_labels=drawn[1],
+                col_labels=drawn[2], row_title=drawn[3], col_title=drawn[4], annotate=False,
+            ))  # fmt: skip
+
+        key = ("rollout", digests[way], title, tuple(rows), tuple(cols), row_title, col_title)
+        with column:  # the figure kept: a click on a head does not rebuild it
+            chart(_worked(key, draw), key=f"mv-rollout-{_slug(way)}", name="rollout")
 
 
 def _best_aligned(view: HeadsView, cross_summaries) -> tuple[str, int, int]:
