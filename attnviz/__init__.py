@@ -57,6 +57,7 @@ _HOMES = {  # public name -> the module that defines it
     "head_summaries": "attnviz.heads.summaries",
     "attention_rollout": "attnviz.heads.rollout",
     "model_view": "attnviz.drawing.model_view",
+    "view": "attnviz.viewer",
 }
 
 __all__ = sorted(_HOMES)

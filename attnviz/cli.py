@@ -3,12 +3,16 @@
     attnviz                          # http://localhost:8501, as `streamlit run app.py` would
     attnviz --port 8600 --host 127.0.0.1
     attnviz serve --port 8600        # the same, named (`serve` is the default command)
+    attnviz view my_model.keras      # the app with your model: http://localhost:8501/model
+    attnviz view ./preset_folder     # a keras-hub preset folder, or a preset name (gpt2_base_en)
 
 `attnviz` runs `python -m streamlit run` on the installed `attnviz/ui/server.py` with the server
 options of `attnviz.ui.server_config` (the ones `.streamlit/config.toml` gives a checkout) as
-`--section.option` flags, plus `--server.port` and `--server.address` when given. This module
-never imports Streamlit (`attnviz --help` answers at once); on POSIX the process then becomes
-Streamlit's. Further commands join `serve` as argparse subcommands.
+`--section.option` flags, plus `--server.port` and `--server.address` when given. `view` also
+puts the model (an absolute path, or the preset name) in the server's environment
+(`server_config.MODEL_ENV`), where the "Your model" page reads it: only the person starting the
+server chooses a model, never a visitor. This module never imports Streamlit or TensorFlow
+(`attnviz --help` answers at once); on POSIX the process then becomes Streamlit's.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from importlib.resources import as_file, files
+from pathlib import Path
 
+from attnviz.heads.user_model import PRESET_CONFIG, looks_like_path
 from attnviz.ui import server_config
 
 PROG = "attnviz"
-COMMANDS = ("serve",)  # the subcommands; none given means "serve"
+COMMANDS = ("serve", "view")  # the subcommands; none given means "serve"
+MODEL_PAGE = "model"  # the URL path of the page that shows the chosen model
 
 
 def _port(text: str) -> int:
@@ -67,7 +74,40 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
     serve = commands.add_parser("serve", help="start the app (what plain `attnviz` does)")
     _add_serve_options(serve, argparse.SUPPRESS)
+    view = commands.add_parser(
+        "view",
+        help="start the app with your model on its Your model page",
+        description="Start the app with your own model: every layer × head of its attention "
+        "on the text you type, at /model.",
+    )
+    view.add_argument(
+        "model",
+        type=model_source,
+        metavar="MODEL",
+        help="a .keras file, a keras-hub preset folder (from save_to_preset) or a keras-hub "
+        "preset name such as gpt2_base_en (keras-hub downloads it; needs attnviz[hub])",
+    )
+    _add_serve_options(view, argparse.SUPPRESS)
     return parser
+
+
+def model_source(text: str) -> str:
+    """The model `attnviz view` was given, for argparse: an existing `.keras` file or preset
+    folder as an absolute path, or a preset name as it is (keras-hub checks it when loading)."""
+    if not looks_like_path(text):
+        return text
+    path = Path(text).expanduser()
+    if path.is_file() and path.suffix == ".keras":
+        return str(path.resolve())
+    if path.is_dir() and (path / PRESET_CONFIG).is_file():
+        return str(path.resolve())
+    what = "no such file or folder" if not path.exists() else (
+        f"a folder without {PRESET_CONFIG}" if path.is_dir() else "not a .keras file"
+    )  # fmt: skip
+    raise argparse.ArgumentTypeError(
+        f"{what}: {text!r}. Give a .keras file, a keras-hub preset folder (holding "
+        f"{PRESET_CONFIG}) or a keras-hub preset name."
+    )
 
 
 def _version() -> str:
@@ -87,13 +127,19 @@ def streamlit_command(script: str, port: int | None, host: str | None) -> list[s
     return command
 
 
-def serve(port: int | None = None, host: str | None = None) -> int:
-    """Run the app's server until it stops (Ctrl-C); its exit status.
+def serve(port: int | None = None, host: str | None = None, model: str | None = None) -> int:
+    """Run the app's server until it stops (Ctrl-C); its exit status. With `model` (a path or
+    preset name), the Your model page shows that model.
 
     On POSIX this process becomes the server (`os.execve`), so Ctrl-C, SIGTERM and a process
     manager reach Streamlit itself; on Windows the server is a child process waited for.
     """
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
+    env.pop(server_config.MODEL_ENV, None)  # only `attnviz view` chooses a model
+    if model is not None:
+        env[server_config.MODEL_ENV] = model
+        where = "localhost" if host in (None, "0.0.0.0", "::") else host
+        print(f"Your model, {model}: http://{where}:{port or 8501}/{MODEL_PAGE}", flush=True)
     with as_file(files("attnviz.ui") / "server.py") as script:  # a real file when installed
         command = streamlit_command(str(script), port, host)
         if os.name == "posix":
@@ -109,8 +155,9 @@ def serve(port: int | None = None, host: str | None = None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse `argv` (default: the command line) and run the command; its exit status."""
     args = build_parser().parse_args(argv)
-    # `serve`, given or not (the only command so far)
-    return serve(port=args.port, host=args.host)
+    if args.command == "view":
+        return serve(port=args.port, host=args.host, model=args.model)
+    return serve(port=args.port, host=args.host)  # `serve`, given or not
 
 
 if __name__ == "__main__":

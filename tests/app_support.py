@@ -97,3 +97,10 @@ def current_mode(at: AppTest) -> str:
 def preset_box(at: AppTest):
     """The Matrices page's preset box (its key changes whenever the page changes its choice)."""
     return next(box for box in at.selectbox if box.label == "Preset")
+
+
+def open_page(at: AppTest, name: str) -> None:
+    """Open any page of the site by its URL path ("lesson-4", "start", a mode's name), as the
+    shell does when a button asks for one."""
+    at.session_state["next_page"] = name
+    at.run()

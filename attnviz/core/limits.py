@@ -49,3 +49,6 @@ MAX_POSITION = 1e6  # largest magnitude of a token position given to RoPE or ALi
 MAX_DOCUMENTS = MAX_TOKENS  # most packed documents in one sequence
 MAX_TILE = MAX_TOKENS  # largest query or key tile of tiled attention
 MAX_TILE_STEPS = 4096  # most (query tile, key tile) steps one tiled run records
+
+# Your own model in the app (`attnviz view MODEL`)
+MAX_VIEW_TOKENS = 256  # most tokens a typed text (or list of ids) may make for the chosen model

@@ -151,7 +151,10 @@ def heatmap(
     Raises:
         ValueError: for an unknown kind, bad shapes or labels, or values the kind cannot show.
     """
-    style = _KINDS[check_choice(kind, "kind", KINDS)]
+    if kind not in KINDS:
+        listed = ", ".join(f'"{k}"' for k in KINDS)
+        raise ValueError(f"`kind` must be one of {listed}. Received: {describe(kind)}.")
+    style = _KINDS[kind]
     values, blocked = _prepare_matrix(matrix, blocked, kind)
     rows = _labels(row_labels, values.shape[0], "row_labels")
     cols = _labels(col_labels, values.shape[1], "col_labels")

@@ -35,6 +35,48 @@ class SequenceView:
     padding: np.ndarray | None  # (S,) bool, True = real key
 
 
+def position_figures(view: SequenceView) -> dict[str, object]:
+    """The position scheme's own stages: Q and K after RoPE's rotation, or ALiBi's bias."""
+    r, rows, cols = view.result, view.rows, view.cols
+    figs = {}
+    if r.rotated_query is not None:
+        features = {"col_title": "feature"}
+        figs["rotated query"] = figures.heatmap(
+            r.rotated_query, kind="values", title="Rotated Q (RoPE: each pair turned by "
+            "position)", row_labels=rows, **features,
+        )  # fmt: skip
+        figs["rotated key"] = figures.heatmap(
+            r.rotated_key, kind="values", title="Rotated K (RoPE)", row_labels=cols,
+            row_title="key", **features,
+        )  # fmt: skip
+    if r.position_bias is not None:
+        figs["position bias"] = figures.heatmap(
+            r.position_bias, kind="signed", row_labels=rows, col_labels=cols,
+            title=f"ALiBi bias −m·|i − j| (m = {r.alibi_slope:.4g})",
+        )  # fmt: skip
+    return figs
+
+
+POSITION_TEXT = {  # the position scheme's stages: (caption, TeX)
+    "rotated query": ("0 · RoPE turns each pair of q's features by its position",
+                      r"\tilde q_i = R(i\,\omega)\, q_i"),
+    "rotated key": ("0 · … and each pair of k's features by its position",
+                    r"\tilde k_j = R(j\,\omega)\, k_j"),
+    "position bias": ("2½ · ALiBi adds a distance penalty",
+                      r"B_{ij} = -m\,\lvert i - j\rvert"),
+}  # fmt: skip
+
+
+def ordered_stages(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:
+    """Every stage's figure in the order of the computation, the position scheme's included:
+    RoPE's rotated Q and K first, ALiBi's bias after the scaled scores."""
+    position, stages = position_figures(view), stage_figures(view, fit_scale)
+    first = {n: position[n] for n in ("rotated query", "rotated key") if n in position}
+    before = {n: stages[n] for n in ("raw scores", "scaled scores")}
+    bias = {n: position[n] for n in ("position bias",) if n in position}
+    return first | before | bias | {n: f for n, f in stages.items() if n not in before}
+
+
 def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:
     """The figure of every stage, by name, in the order attention computes them; with
     `fit_scale`, the weights are coloured from 0 to their largest (see `figures.heatmap`)."""
@@ -132,6 +174,11 @@ def cell_text(step: CellStep, view: SequenceView) -> str:
         f"5. row sum  Σ_j exp(logit_j − row max) = {f(step.row_sum)}",
         f"6. weight   {f(step.exp_value)} / {f(step.row_sum)} = {f(step.weight)}",
     ]
+    if step.rope is not None:
+        lines[1:1] = _rope_lines(step)  # the rotation comes before the score
+    if step.bias:  # ALiBi's penalty, between scaling and the mask
+        biased = f"{f(step.score)} + ({f(step.bias)}) = {f(step.score + step.bias)}"
+        lines.insert(-4, f"   + ALiBi  {biased}  (−m·|i − j|, added before the mask)")
     lines.append(_output_line(step, view))
     if step.fully_masked:
         lines.append(
@@ -143,6 +190,26 @@ def cell_text(step: CellStep, view: SequenceView) -> str:
             )
         )
     return "\n".join(lines)
+
+
+def _rope_lines(step: CellStep) -> list[str]:
+    """Line 0: how RoPE turns q_i and k_j (the first pairs), and what that does to q · k."""
+    f, rope = format_number, step.rope
+    p = rope.frequencies.size  # pairs: feature k pairs with feature k + P
+    shown = min(p, 3)
+    turns = ", ".join(
+        f"pair {k}: q by {f(rope.query_angles[k], 3)}, k by {f(rope.key_angles[k], 3)} rad"
+        for k in range(shown)
+    )
+    more = f", … ({p - shown} more pairs)" if p > shown else ""
+    shares = " + ".join(f(x, 3) for x in rope.pair_products[:MAX_TERMS])
+    if p > MAX_TERMS:
+        shares += " + …"
+    return [
+        f"0. RoPE     turn feature pairs (k, k + {p}) by position × θ^(−2k/D): {turns}{more}",
+        f"            q_i·k_j after turning = Σ pairs {shares}; only i − j = "
+        f"{step.i - step.j} decides each pair's angle",
+    ]
 
 
 def _output_line(step: CellStep, view: SequenceView) -> str:

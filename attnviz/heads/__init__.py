@@ -5,7 +5,9 @@ watches the run's ops, `capture` finds each softmax that weighs values (with `la
 products and `owners` naming the layer call), `readout` reads masks and heads, `positions` names
 position schemes, `adapters` covers what some layer families need, `recording` and `running` run
 the model. `summaries` says in numbers what each head does; `rollout` follows attention through
-the layers (Abnar & Zuidema 2020); `stacks` checks stacks of weights.
+the layers (Abnar & Zuidema 2020); `stacks` checks stacks of weights. Your own model
+(`attnviz view`): `user_model` loads it, `model_text` makes text its inputs, `text_run` runs
+and stacks it, `head_inputs` opens one of its heads in the explorer.
 The model view that draws them all is `attnviz.drawing.model_view`.
 
 The public names below are imported on first use: summaries and rollout are numpy-only, so

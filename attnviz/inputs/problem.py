@@ -42,6 +42,24 @@ class Problem:
     query_encoding: EncodedSentences | None = None  # how the queries were made from sentences
     key_encoding: EncodedSentences | None = None  # ... and the keys and values (None: typed)
 
+    @classmethod
+    def of_sentences(
+        cls, queries: EncodedSentences, keys: EncodedSentences, item: int = 0
+    ) -> Problem:
+        """The problem of encoded sentences: `queries` make Q, `keys` make K and V (the same
+        encoding for self-attention), item `item` drawn."""
+        return cls(
+            np.asarray(queries.query),
+            np.asarray(keys.key),
+            np.asarray(keys.value),
+            queries.tokens,
+            keys.tokens,
+            keys.padding_mask,
+            item,
+            query_encoding=queries,
+            key_encoding=keys,
+        )
+
     @property
     def batched(self) -> bool:
         """True if the inputs carry a batch axis."""

@@ -71,12 +71,13 @@ LESSONS: tuple[Lesson, ...] = (
         "A mask decides which keys a query may see. The **causal** mask hides later tokens, so a "
         "decoder cannot peek at the answer; the **padding** mask hides filler tokens. Masked "
         "scores become −∞ before softmax, so their weight is exactly 0. Here query 0 may see "
-        "nothing at all: key 0 is padding and the mask is causal.",
+        "nothing at all (key 0 is padding, and the mask is causal), and with −1e9 instead of "
+        "−∞, as the Keras tutorials mask, its weight spreads evenly over keys it should never "
+        "see.",
         "Switch the causal mask off and on: which cells go grey, and why do the rows still sum "
-        "to 1? Then choose −1e9 instead of −∞ under Masked logits: where does query 0's weight "
-        "go now?",
+        "to 1? Then choose −∞ under Masked logits: what happens to query 0's row?",
         "matrices",
-        {"preset": "06_masking_pitfall", "settings": {"mask_value": "-inf"}, "view": "Heatmaps"},
+        {"preset": "06_masking_pitfall", "view": "Heatmaps"},
     ),
     Lesson(
         "Three ways to score",

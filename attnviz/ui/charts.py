@@ -10,13 +10,16 @@ import streamlit as st
 from attnviz.drawing import figures
 from attnviz.drawing.construction import Side, side_figures
 from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
+from attnviz.ui.presenter import enlarged
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 HEADS_PER_ROW = 4
 
 
 def chart(fig, name: str, **kwargs) -> None:
-    """A plotly figure whose toolbar saves it as `attnviz-<name>.png`."""
+    """A plotly figure whose toolbar saves it as `attnviz-<name>.png` (larger in the presenter
+    view)."""
+    fig = enlarged(fig)
     config = {
         **CHART_CONFIG,
         "toImageButtonOptions": {
@@ -38,17 +41,26 @@ def line_view(weights: np.ndarray, rows, cols) -> None:
     st.iframe(line_view_html(weights, rows, cols, theme=theme), height=line_view_height(t, s))
 
 
-def head_grid(weights: np.ndarray, mask: np.ndarray, rows, cols, title: str, key: str) -> None:
-    """Every head's `(H, T, S)` weights as thumbnails, `HEADS_PER_ROW` a row, on one shared
-    colour scale; `mask (T, S)` True = allowed; `title` is formatted with `head`."""
-    h = weights.shape[0]
+def head_grid(
+    weights: np.ndarray,
+    mask: np.ndarray,
+    rows,
+    cols,
+    title: str,
+    key: str,
+    heads: list[int] | None = None,
+) -> None:
+    """Every head's `(H, T, S)` weights (or those of `heads`) as thumbnails, `HEADS_PER_ROW` a
+    row, on one shared colour scale; `mask (T, S)` True = allowed; `title` is formatted with
+    `head`."""
+    heads = list(range(weights.shape[0])) if heads is None else heads
     st.caption(
         "All heads share one colour scale: weight 0 (dark) to 1 (yellow); grey = masked. "
         "Hover a cell for its query, key and weight."
     )
-    for start in range(0, h, HEADS_PER_ROW):
+    for start in range(0, len(heads), HEADS_PER_ROW):
         columns = st.columns(HEADS_PER_ROW)
-        for column, head in zip(columns, range(start, min(h, start + HEADS_PER_ROW)), strict=False):
+        for column, head in zip(columns, heads[start : start + HEADS_PER_ROW], strict=False):
             with column:
                 st.plotly_chart(
                     figures.heatmap(

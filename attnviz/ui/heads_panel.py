@@ -1,14 +1,17 @@
 """The model view panel: every layer × head of a Transformer's attentions, what each head does
 in numbers, attention rollout, and one head enlarged, which opens step by step in the explorer.
-Drawn for a trained Transformer's forward pass (`HeadsView.of_trace`) and for the Decoder mode's
-decoder stack. Wiring and drawing only: summaries and rollout are `attnviz.heads`', the figures
-`attnviz.drawing`'s. Imports TensorFlow: modes load it with `loading.back_end`.
+Drawn for a trained Transformer's forward pass (`HeadsView.of_trace`), for the Decoder mode's
+decoder stack, and for the inspected calls of a model of yours (stacks named and masked by their
+`Section`, heads opened by the view's `opener`). Wiring and drawing only: summaries and rollout
+are `attnviz.heads`', the figures `attnviz.drawing`'s. Imports TensorFlow: modes load it with
+`loading.back_end`.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,6 +21,7 @@ import streamlit as st
 from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import CELL_MIN, GAP, head_map, model_view
+from attnviz.drawing.translation import char_labels
 from attnviz.heads.rollout import ROLLOUT_TEX, attention_rollout
 from attnviz.heads.summaries import (
     SUMMARY_LABELS,
@@ -27,10 +31,10 @@ from attnviz.heads.summaries import (
     top_heads,
 )
 from attnviz.learn.tasks import known_alignment
-from attnviz.ui.charts import line_view
+from attnviz.ui.charts import chart, line_view
 from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
-from attnviz.ui.shipped import char_labels, head_opened
+from attnviz.ui.shipped import Opened, head_opened
 from attnviz.ui.state import slot, slot_family
 
 if TYPE_CHECKING:
@@ -45,11 +49,32 @@ SORT_BY = slot("mv_by", next(iter(SUMMARY_LABELS)), url=True)  # the number head
 TOP = slot("mv_top", 2, url=True)  # how many heads are outlined
 ENLARGED = slot("mv_head", "", url=True)  # the enlarged head: "way/layer/head" (see _head_id)
 GRIDS = slot("mv_grids", None, kind=dict)  # the session's grid figures, by what they show
+WORKED = slot("mv_worked", None, kind=dict)  # the session's summaries and rollouts, by stack
 HEAD_MAPS = slot_family("mv_map", None)  # mv_map_<way>: a head map's click (Streamlit's event)
 LOWER_IS_NOTABLE = ("entropy_bits", "mean_distance")  # sorted ascending: focused, local first
 GRID_PX = 480  # px the heads of one layer share in the grid, beside the summaries
 GRIDS_KEPT = 6  # grid figures a session keeps (three attentions, twice)
 WIDE_GRID_PX = 860  # px when the heads do not fit beside the summaries (then they go below)
+
+
+@dataclass(frozen=True)
+class Section:
+    """How the model view names one stack of heads and what it draws grey."""
+
+    part: str  # the section's name: "encoder self-attention", "self-attention"
+    short: str  # the same in a chart title: "encoder self", "self"
+    blocked: np.ndarray | None  # (L, H, T, S) True = masked, drawn grey where the weight is 0;
+    # None: nothing masked
+    rollout: bool  # self-attention: its attention rollout is drawn
+    caption: str = ""  # said under the section's heading (the position scheme, in words)
+
+
+@dataclass(frozen=True)
+class HeadOpening:
+    """What the enlarged head says about its Q, K and V, and the explorer's inputs."""
+
+    caption: str  # what Q, K and V are, and whether the explorer reproduces the weights
+    opened: Opened | None  # the explorer's inputs; None: the head cannot be opened
 
 
 @dataclass(frozen=True)
@@ -66,6 +91,21 @@ class HeadsView:
     axis_titles: dict[str, tuple[str, str]] = field(  # way -> (rows, columns) titles
         default_factory=lambda: {name: way.axis_titles for name, way in WAYS.items()}
     )
+    sections: dict[str, Section] = field(default_factory=dict)  # stack -> how it is drawn;
+    # stacks not named here are ways of `attnviz.core.ways` (see `section`)
+    opener: Callable[[str, int, int], HeadOpening] | None = None  # (stack, layer, head) -> the
+    # enlarged head's caption and explorer inputs; None: from `trace`, if any
+
+    def section(self, way: str) -> Section:
+        """How the stack `way` is drawn: as given in `sections`, else as its way."""
+        if way in self.sections:
+            return self.sections[way]
+        known = get_way(way)
+        stack = self.stacks[way]
+        blocked = None
+        if known.causal:  # (T, S) -> (L, H, T, S)
+            blocked = np.broadcast_to(~known.mask(*stack.shape[-2:]), stack.shape)
+        return Section(known.part, known.short, blocked, known.queries_from == known.keys_from)
 
     @classmethod
     def of_trace(cls, trace: TransformerTrace, task: str, shipped: bool) -> HeadsView:
@@ -105,19 +145,25 @@ def model_view_panel(view: HeadsView) -> None:
         "its weight. Orange outlines: the top heads by the chosen number. Click a square of a "
         "head map (or pick a head below) to enlarge that head."
     )
+    digests = {way: _digest(stack) for way, stack in view.stacks.items()}
     summaries = {  # what each head does, per attention (cross heads with their alignment)
-        way: head_summaries(stack, spans=view.spans if way == "cross" else None)
+        way: _worked(("summaries", digests[way], way == "cross" and repr(view.spans)),
+                     lambda s=stack, w=way: head_summaries(
+                         s, spans=view.spans if w == "cross" else None))
         for way, stack in view.stacks.items()
-    }
+    }  # fmt: skip
     for way, stack in view.stacks.items():
         _way_section(view, way, stack, summaries[way], field, top)
-    _rollouts(view)
-    _enlarged(view, _best_aligned(view, summaries["cross"]))
+    _rollouts(view, digests)
+    _enlarged(view, _best_aligned(view, summaries.get("cross")))
 
 
 def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field, top: int) -> None:
     row_title, col_title = view.axis_titles[way]
-    st.subheader(f"{get_way(way).part.capitalize()} ({row_title} × {col_title})")
+    section = view.section(way)
+    st.subheader(f"{section.part[:1].upper()}{section.part[1:]} ({row_title} × {col_title})")
+    if section.caption:
+        st.caption(section.caption)
     descending = field not in LOWER_IS_NOTABLE
     usable = [s for s in summaries if getattr(s, field) is not None]
     notable = ()
@@ -129,7 +175,8 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field,
     grid_column, summary_column = st.columns([3, 2]) if beside else (st.container(), None)
     with grid_column:
         drawn = (way, rows, cols, notable, row_title, col_title, beside)
-        st.plotly_chart(_grid(stack, drawn), key=f"mv-grid-{_slug(way)}", width="content")
+        figure = _grid(stack, section.blocked, drawn)
+        st.plotly_chart(figure, key=f"mv-grid-{_slug(way)}", width="content")
     if summary_column is None:
         summary_column, table_column = st.columns(2)
     else:
@@ -142,22 +189,42 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field,
         st.caption("No alignment score: there is no known alignment for this output.")
 
 
-def _grid(stack: np.ndarray, drawn: tuple):
+def _digest(stack: np.ndarray) -> str:
+    """A short fingerprint of a stack's weights (what the session's caches are keyed by)."""
+    return hashlib.blake2b(stack.tobytes(), digest_size=16).hexdigest() + str(stack.shape)
+
+
+def _worked(key: tuple, work: Callable[[], object]) -> object:
+    """`work()`, kept per session under `key` (the last `GRIDS_KEPT` · 2 results): a click
+    on a head does not recompute every head's summaries (~30 ms at 12 × 12 heads of 128
+    tokens) or the rollout."""
+    kept = WORKED.get()
+    if kept is None:
+        kept = {}
+        WORKED.set(kept)
+    if key not in kept:
+        while len(kept) >= 2 * GRIDS_KEPT:
+            kept.pop(next(iter(kept)))
+        kept[key] = work()
+    return kept[key]
+
+
+def _grid(stack: np.ndarray, blocked: np.ndarray | None, drawn: tuple):
     """The grid figure of one attention, kept per session (frozen) while nothing it shows
-    changes: a click on a head redraws the enlarged head, not 8–72 thumbnails (building them
+    changes: a click on a head redraws the enlarged head, not 8–144 thumbnails (building them
     took ~270 ms at 6 × 12, and copying the built figure for Streamlit ~45 ms)."""
     way, rows, cols, notable, row_title, col_title, beside = drawn
-    key = (hashlib.blake2b(stack.tobytes(), digest_size=16).hexdigest(), stack.shape,
+    grey = b"" if blocked is None else np.packbits(blocked).tobytes()
+    key = (hashlib.blake2b(stack.tobytes() + grey, digest_size=16).hexdigest(), stack.shape,
            *(tuple(x) if isinstance(x, list) else x for x in drawn))  # fmt: skip
     kept = GRIDS.get()
     if kept is None:
         kept = {}
         GRIDS.set(kept)
     if key not in kept:
-        mask = get_way(way).mask(*stack.shape[-2:]) if get_way(way).causal else None
         figure = figures.frozen(model_view(
             stack, rows, cols, highlight=notable, row_title=row_title, col_title=col_title,
-            blocked=None if mask is None else ~mask, grid_width=GRID_PX if beside else WIDE_GRID_PX,
+            blocked=blocked, grid_width=GRID_PX if beside else WIDE_GRID_PX,
         ))  # fmt: skip
         while len(kept) >= GRIDS_KEPT:
             kept.pop(next(iter(kept)))
@@ -168,11 +235,12 @@ def _grid(stack: np.ndarray, drawn: tuple):
 def _head_map(way: str, table: np.ndarray, label: str) -> None:
     chosen = _head_of(ENLARGED.get())
     selected = chosen[1:] if chosen and chosen[0] == way else None
-    st.plotly_chart(
+    chart(
         head_map(table, label=label, selected=selected),
         key=HEAD_MAPS.of(_slug(way)).key,
         on_select=functools.partial(_clicked, way, table.shape[1]),  # no args= on plotly_chart
         selection_mode="points",
+        name="head-map",
     )
 
 
@@ -212,8 +280,10 @@ def _summary_table(summaries, field: str, descending: bool) -> None:
     )
 
 
-def _rollouts(view: HeadsView) -> None:
-    selves = [way for way in view.stacks if get_way(way).queries_from == get_way(way).keys_from]
+def _rollouts(view: HeadsView, digests: dict[str, str]) -> None:
+    selves = [way for way in view.stacks if view.section(way).rollout]
+    if not selves:
+        return
     st.subheader("Attention rollout")
     st.caption(
         "Average the heads of each layer, add the residual connection as the identity, "
@@ -225,23 +295,29 @@ def _rollouts(view: HeadsView) -> None:
     for column, way in zip(columns, selves, strict=False):
         rows, cols = view.labels[way]
         row_title, col_title = view.axis_titles[way]
-        rollout = attention_rollout(view.stacks[way]).rollout  # (T, T)
-        with column:
-            st.plotly_chart(
-                figures.heatmap(
-                    rollout, kind="weights", title=f"Rollout of the {get_way(way).short}-attention",
-                    row_labels=rows, col_labels=cols, row_title=row_title,
-                    col_title=col_title, annotate=False,
-                ),
-                key=f"mv-rollout-{_slug(way)}",
-            )  # fmt: skip
+        title = f"Rollout of the {view.section(way).short}-attention"
+
+        def draw(stack=view.stacks[way], drawn=(title, rows, cols, row_title, col_title)):
+            rollout = attention_rollout(stack).rollout  # (T, T)
+            return figures.frozen(figures.heatmap(
+                rollout, kind="weights", title=drawn[0], row_labels=drawn[1],
+                col_labels=drawn[2], row_title=drawn[3], col_title=drawn[4], annotate=False,
+            ))  # fmt: skip
+
+        key = ("rollout", digests[way], title, tuple(rows), tuple(cols), row_title, col_title)
+        with column:  # the figure kept: a click on a head does not rebuild it
+            chart(_worked(key, draw), key=f"mv-rollout-{_slug(way)}", name="rollout")
 
 
 def _best_aligned(view: HeadsView, cross_summaries) -> tuple[str, int, int]:
     """The cross-attention head with the highest alignment score (the last layer's head 0
-    when no alignment is known): the head enlarged first."""
+    when no alignment is known; without cross-attention, the last stack's): the head enlarged
+    first."""
+    if "cross" not in view.stacks:
+        last = next(reversed(view.stacks))
+        return (last, view.stacks[last].shape[0] - 1, 0)
     cross = view.stacks["cross"]
-    if view.spans is None:
+    if view.spans is None or cross_summaries is None:
         return ("cross", cross.shape[0] - 1, 0)
     best = top_heads(cross_summaries, "alignment", 1)[0]
     return ("cross", *best)
@@ -260,8 +336,8 @@ def _head_of(head_id: str) -> tuple[str, int, int] | None:
     return parts[0], int(parts[1]), int(parts[2])
 
 
-def _named(head: tuple[str, int, int]) -> tuple[str, int, int]:
-    return get_way(head[0]).short, head[1], head[2]
+def _named(view: HeadsView, head: tuple[str, int, int]) -> tuple[str, int, int]:
+    return view.section(head[0]).short, head[1], head[2]
 
 
 def _head_options(view: HeadsView) -> list[str]:
@@ -281,28 +357,32 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
     chosen = st.selectbox(
         "Head",
         options,
-        format_func=lambda o: "{} · layer {} · head {}".format(*_named(_head_of(o))),
+        format_func=lambda o: "{} · layer {} · head {}".format(*_named(view, _head_of(o))),
         **ENLARGED.widget(),
     )
     way, layer, head = _head_of(chosen)
     rows, cols = view.labels[way]
     row_title, col_title = view.axis_titles[way]
     weights = view.stacks[way][layer, head]  # (T, S)
-    blocked = ~get_way(way).mask(*weights.shape)
-    title = f"{get_way(way).short} · layer {layer} · head {head}"
+    section = view.section(way)
+    blocked = None if section.blocked is None else section.blocked[layer, head] & (weights == 0)
+    title = f"{section.short} · layer {layer} · head {head}"
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
                 weights, kind="weights", title=title,
                 row_labels=rows, col_labels=cols, row_title=row_title,
-                col_title=col_title, blocked=blocked & (weights == 0),
+                col_title=col_title, blocked=blocked,
                 annotate=max(weights.shape) <= 12,
             ),
-            key="mv-enlarged",
+            key="mv-enlarged",name="head-enlarged"
         )  # fmt: skip
     with right:
         line_view(weights, rows, cols)
+    if view.opener is not None:
+        _opening(view.opener(way, layer, head))
+        return
     if view.trace is None:
         return
     result = view.trace.results[(way, layer)]
@@ -324,4 +404,24 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
 def _open_head(view: HeadsView, way: str, layer: int, head: int) -> None:
     """Open this head's Q, K and V in the Matrices explorer (a button callback)."""
     open_in_explorer(head_opened(view.trace, way, layer, head, view.shipped_task))
+    go_to("matrices")
+
+
+def _opening(opening: HeadOpening) -> None:
+    """The enlarged head's caption, and its button to the explorer when it can be opened."""
+    st.caption(opening.caption)
+    if opening.opened is None:
+        return
+    st.button(
+        "Open this head step by step in the Matrices explorer",
+        on_click=_open_opened,
+        args=(opening.opened,),
+        type="primary",
+        icon=":material/open_in_new:",
+    )
+
+
+def _open_opened(opened: Opened) -> None:
+    """Open a head's Q, K and V in the Matrices explorer (a button callback)."""
+    open_in_explorer(opened)
     go_to("matrices")

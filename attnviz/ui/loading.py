@@ -13,21 +13,28 @@ import gc
 import importlib
 import sys
 import threading
+from collections.abc import Callable
 from types import ModuleType
 
 import streamlit as st
 
-from attnviz.ui.warmup import page_drawn
-
 LOADING_TEXT = "Loading TensorFlow (the first page after a server start takes ~5 s)…"
 _RUN = threading.local()  # what this script run (one thread per run) drew
 _KERAS_CLEAR_SESSION = []  # Keras's own clear_session, once TensorFlow is loaded
+_BEFORE_BACK_END: list[Callable[[], None]] = []  # called when a page first needs the back end
+
+
+def on_back_end(hook: Callable[[], None]) -> None:
+    """Call `hook` whenever a page has drawn its controls and needs the back end (the server's
+    warm-up waits for that before it imports TensorFlow)."""
+    _BEFORE_BACK_END.append(hook)
 
 
 def back_end(module: str) -> ModuleType:
     """The module `module` (it imports TensorFlow), imported on first use. Until the import
     of TensorFlow that the server started at launch has finished, it waits and says so."""
-    page_drawn()  # everything above the results is drawn: TensorFlow's turn
+    for hook in _BEFORE_BACK_END:  # everything above the results is drawn: TensorFlow's turn
+        hook()
     if "tensorflow" in sys.modules:
         loaded = importlib.import_module(module)
     else:

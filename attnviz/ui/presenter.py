@@ -5,6 +5,7 @@ link opens straight into it.
 
 from __future__ import annotations
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from attnviz.ui.state import slot
@@ -34,12 +35,14 @@ def presenter_switch() -> None:
         st.html(STYLE)
 
 
-def enlarge(fig) -> None:
-    """Scale a figure's text (and height) for the projector, in place."""
+def enlarged(fig):
+    """`fig` with its text (and height) scaled for the projector while presenting; else `fig`."""
     if not presenting():
-        return
+        return fig
     layout = fig.layout
-    base = layout.font.size or 12
-    fig.update_layout(font_size=base * SCALE, height=int((layout.height or 450) * 1.25))
-    if layout.title and layout.title.font and layout.title.font.size:
-        fig.update_layout(title_font_size=layout.title.font.size * SCALE)
+    bigger = go.Figure(fig)
+    bigger.update_layout(
+        font_size=(layout.font.size or 12) * SCALE,
+        height=int((layout.height or 450) * 1.25),
+    )
+    return bigger

@@ -1,4 +1,6 @@
-"""The explorer's results: heatmaps, lines, step by step, compare, row statistics, downloads.
+"""The explorer's results: the summary line and the tabs (heatmaps, lines, row statistics and
+downloads here; Q, K, V, step by step, positions, KV cache, tiled and compare in their own
+modules).
 
 Each view draws one batch item (the sequence chosen in the input panel). Only the open tab is
 drawn, so a click repaints what the user looks at and nothing else. The matrices, sentences and
@@ -7,55 +9,42 @@ cross modes build a `Problem` and hand it to `results_panel`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 
-from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
 from attnviz.core.settings import AttentionSettings
-from attnviz.core.stats import FULLY_MASKED_WHY, explain_cell, row_stats
+from attnviz.core.stats import FULLY_MASKED_WHY, row_stats
 from attnviz.drawing import figures
-from attnviz.drawing.construction import projection_text, side_of
 from attnviz.drawing.export import matrix_to_csv, result_to_json
-from attnviz.drawing.stages import (
-    BLOCKED_LABELS,
-    STAGE_TEXT,
-    SequenceView,
-    cell_text,
-    stage_figures,
-    stage_tex,
-)
+from attnviz.drawing.stages import SequenceView, ordered_stages
+from attnviz.inputs.attend import Attended, attend
 from attnviz.inputs.problem import Problem
-from attnviz.ui.charts import chart, line_view, made_from_tokens
+from attnviz.ui.cache_view import cache_view
+from attnviz.ui.charts import chart, line_view
+from attnviz.ui.compare_view import compare_view, comparing
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
+from attnviz.ui.position_view import position_view
 from attnviz.ui.presenter import presenting
+from attnviz.ui.qkv_view import qkv_view
 from attnviz.ui.sidebar import Controls
 from attnviz.ui.state import slot
+from attnviz.ui.steps_view import steps_view
+from attnviz.ui.tiled_view import tiled_view
 
 if TYPE_CHECKING:
     from attnviz.core.attention import AttentionResult
 
-VIEWS = ("Heatmaps", "Q, K, V", "Lines", "Step by step", "Compare", "Row statistics", "Download")
+VIEWS = (
+    "Heatmaps", "Q, K, V", "Lines", "Step by step", "Positions", "KV cache", "Tiled", "Compare",
+    "Row statistics", "Download",
+)  # fmt: skip
 MADE_FROM_TOKENS = "Q, K, V"  # the view of sentence inputs only: how Q, K and V were made
 VIEW = slot("view", VIEWS[0], url=True)  # the open tab
-CELL_I = slot("cell_i", 0, url=True)  # step by step: the query row of the explained cell
-CELL_J = slot("cell_j", 0, url=True)  # ... and its key column
 FOCUS = slot("focus", 0, url=True)  # the exact row under pooled overviews
-COMPARISONS = {
-    "mask": "Masks on / off",
-    "scale": "Scaled / unscaled",
-    "score": "Another score function",
-    "mask_value": "−∞ / −1e9",
-}
-COMPARE = slot("compare", "mask", url=True)  # what the Compare tab changes
-COMPARE_SCORE = slot("compare_score", None, url=True, kind=str)  # Compare's other score
 FIT_WEIGHTS = slot("fit_scale", False, url=True)  # colour weights from 0 to their largest
-QKV_MATRIX = slot("qkv_matrix", "Q", url=True)  # Q, K, V view: the matrix of the cell explained
-QKV_I = slot("qkv_i", 0, url=True)  # ... its token row
-QKV_J = slot("qkv_j", 0, url=True)  # ... its feature column
 
 
 def show_view(name: str) -> None:
@@ -65,56 +54,51 @@ def show_view(name: str) -> None:
     VIEW.set(name)
 
 
-def show_comparison(what: str) -> None:
-    """Let the Compare tab change `what` (a key of `COMPARISONS`) on its next draw."""
-    if what not in COMPARISONS:
-        raise ValueError(f"Unknown comparison {what!r}. Known: {', '.join(COMPARISONS)}.")
-    COMPARE.set(what)
-
-
-def compute(problem: Problem, settings: AttentionSettings, use_padding: bool):
-    """Run attention on the problem; show a ValueError as a message and return None."""
-    padding = problem.padding if use_padding else None
-    attention = back_end("attnviz.core.attention")
-    try:  # the problem's arrays as given: compute_attention handles a batch axis
-        return attention.compute_attention(
-            problem.query, problem.key, problem.value, key_padding_mask=padding,
-            params=problem.params, **asdict(settings),
-        )  # fmt: skip
+def results_panel(problem: Problem, controls: Controls) -> None:
+    """Compute everything the open view needs (A, and B when comparing), then draw it."""
+    if controls.settings is None:  # the sidebar says which control does not fit
+        st.info("Change the setting the sidebar points out to see the results.")
+        return
+    back_end("attnviz.core.attention")  # TensorFlow, with a word while it loads
+    compare, score = comparing() if VIEW.get() == "Compare" else (None, None)
+    try:
+        attended = attend(problem, controls.settings, controls.use_padding, compare, score)
     except ValueError as err:
         error(plain(f"These inputs and settings do not fit together: {err}"))
-        return None
-
-
-def results_panel(problem: Problem, controls: Controls) -> None:
-    """Compute, then draw the open view of the chosen batch item."""
-    settings, use_padding = controls.settings, controls.use_padding
-    result = compute(problem, settings, use_padding)
-    if result is None:
         return
-    b = problem.item
-    query, key, value, padding = problem.sequence(b)
+    _draw(problem, attended)
+
+
+def _draw(problem: Problem, attended: Attended) -> None:
+    """The summary line, then the open tab of the chosen batch item."""
+    result = attended.result
+    query, key, value, padding = problem.sequence(problem.item)
     view = SequenceView(
-        result.item(b),
+        result.item(problem.item),
         query,
         key,
         value,
-        problem.query_labels[b],
-        problem.key_labels[b],
+        problem.query_labels[problem.item],
+        problem.key_labels[problem.item],
         padding,
     )
-    _summary(problem, result, view, use_padding)
+    _summary(problem, attended, view)
     draws = {
         "Heatmaps": heatmaps_view,
         MADE_FROM_TOKENS: lambda v: qkv_view(problem),
         "Lines": lines_view,
         "Step by step": steps_view,
-        "Compare": lambda v: compare_view(v, problem, settings, use_padding),
+        "Positions": position_view,
+        "KV cache": cache_view,
+        "Tiled": tiled_view,
+        "Compare": lambda v: compare_view(v, problem, attended),
         "Row statistics": stats_view,
         "Download": lambda v: download_view(v, problem, result),
     }
     if problem.query_encoding is None:  # typed Q, K and V were not made from anything
         del draws[MADE_FROM_TOKENS]
+    if result.settings.position == "none":  # no position scheme: nothing to show on its own
+        del draws["Positions"]
     tabs = st.tabs(list(draws), key=VIEW.key, bind="query-params", on_change="rerun")
     for tab, draw in zip(tabs, draws.values(), strict=True):
         if tab.open:
@@ -125,18 +109,25 @@ def results_panel(problem: Problem, controls: Controls) -> None:
 def _masks_in_words(settings: AttentionSettings, padding: bool) -> str:
     """The active masks in a few words ("no mask" when none is)."""
     words = []
-    if settings.causal:
+    if settings.prefix is not None:
+        words.append(f"prefix-LM: the first {settings.prefix} keys seen by all, causal after")
+    elif settings.causal:
         words.append("causal: each query sees keys at or before its position")
     if settings.window is not None:
         words.append(f"local window: keys within {settings.window} positions")
+    if settings.chunk is not None:
+        words.append(f"chunks of {settings.chunk}: keys in the query's own chunk")
+    if settings.sinks is not None:
+        words.append(f"the first {settings.sinks} keys always seen (sinks)")
+    if settings.documents is not None:
+        words.append(f"{len(settings.documents)} packed documents: keys of the query's own")
     if padding:
         words.append("padding keys hidden")
     return "; ".join(words) or "no mask: every query sees every key"
 
 
-def _summary(
-    problem: Problem, result: AttentionResult, view: SequenceView, use_padding: bool
-) -> None:
+def _summary(problem: Problem, attended: Attended, view: SequenceView) -> None:
+    result = attended.result
     t, s = view.result.weights.shape
     b = problem.batch
     scale = (
@@ -148,7 +139,7 @@ def _summary(
     st.caption(
         f"{batch}{t} queries × {s} keys · Dq {view.query.shape[1]}, Dk {result.d_k}, "
         f"Dv {view.value.shape[1]} · {result.settings.score} score · {scale} · "
-        f"{_masks_in_words(result.settings, problem.padding is not None and use_padding)}"
+        f"{_masks_in_words(result.settings, attended.padding_used)}"
     )
     rows = np.flatnonzero(view.result.fully_masked)
     if rows.size:
@@ -168,7 +159,7 @@ def heatmaps_view(view: SequenceView) -> None:
         help="On a 0 to 1 scale, the weights of a long row (each about 1/S) all look dark.",
         **FIT_WEIGHTS.widget(),
     )
-    figs = stage_figures(view, fit_scale=fit)  # all six: the layout stays as controls change
+    figs = ordered_stages(view, fit_scale=fit)  # all of them: the layout stays as controls change
     notes = []
     if not view.result.settings.scale:
         notes.append("Scaling is off: the scaled scores equal the raw scores.")
@@ -182,44 +173,32 @@ def heatmaps_view(view: SequenceView) -> None:
         for column, name in zip(columns, names[start : start + per_row], strict=False):
             with column:
                 chart(figs[name], name.replace(" ", "-"))
+    _mask_rules(view)
     _focus_row(view)
 
 
-def qkv_view(problem: Problem) -> None:
-    """How Q, K and V were made from the tokens: embeddings plus positions (X), times W_Q, W_K
-    and W_V; for two sentences, the target makes Q and the source K and V. Then one cell's
-    arithmetic."""
-    b = problem.item
-    if problem.query_encoding is problem.key_encoding:
-        sides = [side_of(problem.query_encoding, b, "Each token", ("Q", "K", "V"))]
-    else:
-        sides = [
-            side_of(problem.query_encoding, b, "The target's tokens make the queries", ("Q",)),
-            side_of(problem.key_encoding, b, "The source's tokens make the keys and values",
-                    ("K", "V")),
-        ]  # fmt: skip
-    st.caption(
-        "Every token is looked up in an embedding table (random but fixed by the seed here; "
-        "learned in a trained model), the positional encoding is added so that the order "
-        "counts, and three weight matrices project the result to its query, key and value."
-    )
-    for n, side in enumerate(sides):
-        made_from_tokens(side, f"made-{n}")
-    _projection_cell(sides)
-
-
-def _projection_cell(sides) -> None:
-    by_matrix = {m: side for side in sides for m in side.outputs}
-    left, middle, right = st.columns(3)
-    matrix = left.radio(
-        "Explain a cell of", list(by_matrix), horizontal=True, **QKV_MATRIX.widget()
-    )
-    side = by_matrix.get(matrix, sides[0])
-    matrix = matrix if matrix in by_matrix else next(iter(by_matrix))
-    t, d = side.outputs[matrix].shape
-    i = int(middle.number_input(f"Token (0 – {t - 1})", 0, t - 1, 0, **_clamped(QKV_I, t)))
-    j = int(right.number_input(f"Feature (0 – {d - 1})", 0, d - 1, 0, **_clamped(QKV_J, d)))
-    st.code(projection_text(side, matrix, i, j), language=None, wrap_lines=True)
+def _mask_rules(view: SequenceView) -> None:
+    """With several mask rules on, each one drawn alone, then what they make together."""
+    t, s = view.result.weights.shape
+    parts = view.result.settings.mask_spec.parts(np.arange(t), np.arange(s))
+    spec = view.result.settings.mask_spec
+    order = "prefix-LM" if spec.prefix is not None else "causal"
+    rules = {order: parts.order, "window": parts.window, "chunks": parts.chunk,
+             "sinks": parts.sinks, "documents": parts.documents}  # fmt: skip
+    active = {name: rule for name, rule in rules.items() if rule is not None}
+    if len(active) < 2:
+        return
+    with st.expander("The mask, rule by rule"):
+        st.caption(
+            "Each rule alone (blue: allowed). Together: order AND ((window AND chunks) OR "
+            "sinks) AND documents, then the padding keys are hidden."
+        )
+        columns = st.columns(min(len(active), 3))
+        for n, (name, rule) in enumerate(active.items()):
+            with columns[n % len(columns)]:
+                chart(figures.heatmap(rule.astype(float), kind="mask", title=name.capitalize(),
+                                      row_labels=view.rows, col_labels=view.cols),
+                      f"mask-{name}", key=f"mask-rule-{name}")  # fmt: skip
 
 
 def lines_view(view: SequenceView) -> None:
@@ -237,7 +216,7 @@ def _focus_row(view: SequenceView) -> None:
         "These heatmaps are overviews: each cell summarises a block. Pick a query row to "
         "see its exact weights."
     )
-    i = int(st.number_input("Focus on query row", 0, t - 1, 0, **FOCUS.widget()))
+    i = int(st.number_input("Focus on query row", 0, t - 1, 0, **FOCUS.index_widget(t)))
     r = view.result
     chart(
         figures.focus_row(
@@ -248,146 +227,6 @@ def _focus_row(view: SequenceView) -> None:
         ),
         "focus-row",
     )
-
-
-def steps_view(view: SequenceView) -> None:
-    """The formula stage by stage, each stage beside its matrix with the explained cell
-    outlined, the learned score weights, and one cell's arithmetic up to its output row."""
-    r = view.result
-    st.latex(
-        r"\text{output} = \operatorname{softmax}\Big(\frac{"
-        + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
-        + r"}{\sqrt{d_k}} + M\Big)\,V"
-    )
-    _learned_weights(r)
-    i, j = _cell_arithmetic(view)
-    figs = stage_figures(view)
-    for name, (caption, tex) in STAGE_TEXT.items():
-        left, right = st.columns([1, 2])
-        with left:
-            st.markdown(f"**{caption}**")
-            st.latex(tex or stage_tex(name, r))
-        with right:
-            marked = figures.highlight_cell(figs[name], i, None if name == "output" else j)
-            chart(marked, name.replace(" ", "-"))
-
-
-def _learned_weights(r) -> None:
-    """The score's learned weights (general: W; concat: W_q, W_k, v), which the step uses."""
-    if not r.params:
-        return
-    st.markdown(f"**The {r.settings.score} score's learned weights** (drawn from the seed, or "
-                "trained in Learn)")  # fmt: skip
-    columns = st.columns(len(r.params))
-    for column, (name, w) in zip(columns, r.params.items(), strict=True):
-        matrix = np.asarray(w)[None, :] if np.ndim(w) == 1 else np.asarray(w)  # v is (U,)
-        rows = ["v"] if np.ndim(w) == 1 else None
-        with column:
-            chart(
-                figures.heatmap(
-                    matrix, kind="values", title=f"{name} {' × '.join(map(str, np.shape(w)))}",
-                    row_labels=rows, row_title="" if rows else "row", col_title="column",
-                    annotate=max(matrix.shape) <= 6,
-                ),
-                f"learned-{name}",
-            )  # fmt: skip
-
-
-def _cell_arithmetic(view: SequenceView) -> tuple[int, int]:
-    t, s = view.result.weights.shape
-    left, right = st.columns(2)
-    i = int(left.number_input(f"Query i (0 – {t - 1})", 0, t - 1, 0, **_clamped(CELL_I, t)))
-    j = int(right.number_input(f"Key j (0 – {s - 1})", 0, s - 1, 0, **_clamped(CELL_J, s)))
-    left.caption(f"query {i}: {plain(view.rows[i])}")
-    right.caption(f"key {j}: {plain(view.cols[j])}")
-    step = explain_cell(view.result, view.query, view.key, int(i), int(j))
-    st.code(cell_text(step, view), language=None, wrap_lines=True)
-    return i, j
-
-
-def _clamped(cell, n: int) -> dict:
-    if not 0 <= cell.get() < n:
-        cell.set(0)
-    return cell.widget()
-
-
-def compare_view(
-    view: SequenceView, problem: Problem, settings: AttentionSettings, use_padding: bool
-) -> None:
-    """The same inputs under two settings side by side, with their difference."""
-    what = st.segmented_control(
-        "Compare",
-        list(COMPARISONS),
-        format_func=COMPARISONS.get,
-        default=COMPARE.default,
-        required=True,
-        **COMPARE.widget(),
-    )
-    masked = not view.result.mask.all()  # some key of the viewed item is blocked
-    other, other_padding, other_label = _other_settings(what, settings, use_padding, masked)
-    result_b = compute(problem, other, other_padding)
-    if result_b is None:
-        return
-    b = problem.item
-    a, bb = view.result, result_b.item(b)
-    # three charts side by side: cell numbers only while they fit
-    common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}
-    label = BLOCKED_LABELS[settings.mask_value]
-    columns = st.columns(3)
-    with columns[0]:
-        chart(
-            figures.heatmap(
-                a.weights,
-                kind="weights",
-                title="A: current settings",
-                blocked=~a.mask & (a.weights == 0),
-                blocked_label=label,
-                **common,
-            ),  # fmt: skip
-            "compare-a",
-        )
-    with columns[1]:
-        chart(
-            figures.heatmap(
-                bb.weights,
-                kind="weights",
-                title=f"B: {other_label}",
-                blocked=~bb.mask & (bb.weights == 0),
-                blocked_label=label,
-                **common,
-            ),  # fmt: skip
-            "compare-b",
-        )
-    # float32 round-off (~1e-8) is not a difference a learner should see
-    wa, wb = np.round(a.weights, 6), np.round(bb.weights, 6)
-    with columns[2]:
-        chart(figures.difference_heatmap(wa, wb, title="A − B", **common), "compare-diff")
-    change = float(np.abs(wa - wb).max())
-    st.caption(
-        f"Largest change of any weight: {change:.6g}."
-        if change
-        else "The two settings give the same weights here."
-    )
-
-
-def _other_settings(what: str, settings: AttentionSettings, use_padding: bool, masked: bool):
-    if what == "scale":
-        return (
-            replace(settings, scale=not settings.scale),
-            use_padding,
-            ("unscaled" if settings.scale else "scaled by 1/√Dk"),
-        )
-    if what == "mask_value":
-        flipped = "-1e9" if settings.mask_value == "-inf" else "-inf"
-        return replace(settings, mask_value=flipped), use_padding, f"masked logits {flipped}"
-    if what == "score":
-        kinds = [k for k in SCORE_KINDS if k != settings.score]
-        kind = st.radio("Score function B", kinds, horizontal=True, **COMPARE_SCORE.widget())
-        return replace(settings, score=kind), use_padding, f"{kind} score"
-    if masked:
-        return replace(settings, causal=False, window=None), False, "no masks"
-    # nothing is blocked (padding on but no key marked, say): show what a causal mask does
-    return replace(settings, causal=True), use_padding, "causal mask"
 
 
 def stats_view(view: SequenceView) -> None:

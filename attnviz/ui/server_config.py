@@ -8,6 +8,11 @@ the benchmark's floor apps get them the same way, so they run with attnviz's set
 
 from __future__ import annotations
 
+# The model `attnviz view MODEL` chose: a path or keras-hub preset name in the server's
+# environment, read by the "Your model" page. Only the person starting the server sets it; no
+# URL field or upload can (see `attnviz.ui.modes.your_model`).
+MODEL_ENV = "ATTNVIZ_MODEL"
+
 SERVER_CONFIG: dict[str, dict[str, bool | int | str]] = {  # section -> option -> value
     "server": {
         "headless": True,  # no browser opened on the server's machine

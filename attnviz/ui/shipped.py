@@ -13,6 +13,7 @@ import streamlit as st
 
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.ways import get_way
+from attnviz.drawing.translation import char_labels
 from attnviz.inputs.problem import LearnedWeights
 from attnviz.learn.recipes import TRANSFORMER_RECIPES
 from attnviz.learn.tasks import TASKS, get_task, outside_training
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
 
 RANDOM = "Random weights"
 TRAINED = {f"Trained on {task}": task for task in TRANSFORMER_RECIPES}  # label -> task
-SPACE = "␣"  # how a space is labelled on the axes
 TRACES_KEPT = 8  # traced texts a session keeps
 TEXTS = slot_family("learn_text", "")  # learn_text_<task>: the text to translate, per task
 TASK_TEXTS = tuple(TEXTS.of(task) for task in TASKS)  # every task's text (a page's URL texts)
@@ -39,11 +39,6 @@ def weights_choice(choice: Slot[str]) -> str | None:
         "Weights", [RANDOM, *TRAINED], default=RANDOM, required=True, **choice.widget()
     )
     return TRAINED.get(label)
-
-
-def char_labels(tokens) -> list[str]:
-    """Axis labels of characters (a space shown as ␣)."""
-    return [SPACE if t == " " else t for t in tokens]
 
 
 def task_text(task: str) -> str:
@@ -192,3 +187,10 @@ def reopened(origin: str) -> Opened:
         "This link's `from` field names nothing to open: it must start with "
         f"'step:' or 'head:'. Received: {origin[:60]!r}."
     )
+
+
+def preload() -> None:
+    """Load the default shipped model (the first task, dot score) into the server's cache and
+    run its first translation (the server's warm-up calls this once)."""
+    task = TASKS[0]
+    shipped_seq2seq(task, "dot").translate(get_task(task).example[0])

@@ -1,9 +1,10 @@
 """Sidebar controls: how attention is computed. Each returns plain values; no maths here.
 
-The explorer modes draw all of them (`explorer_controls`); Multi-head draws scaling, the masked
-logits and the seed (`multihead_controls`), the Decoder and Learn only what applies to them. The
-controls' slots are declared here and only written here: a preset or "open in the explorer" asks
-for settings through `apply_settings`.
+The explorer modes draw all of them (`explorer_controls`): the score, the masks
+(`mask_controls`), the position scheme (`position_controls`), scaling, the masked logits and the
+seed; Multi-head its own part (`multihead_controls`), the Decoder and Learn only what applies to
+them. A preset, a lesson or "open in the explorer" sets them through `apply_settings`, which
+asks each module that owns controls to set its own.
 """
 
 from __future__ import annotations
@@ -13,22 +14,20 @@ from dataclasses import dataclass
 import streamlit as st
 
 from attnviz.core import limits
+from attnviz.core.mask_spec import parse_document_lengths
 from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
 from attnviz.core.settings import AttentionSettings
+from attnviz.ui import mask_controls, position_controls
+from attnviz.ui.messages import plain
 from attnviz.ui.state import slot
 
 DEFAULTS = AttentionSettings()
 SCORE = slot("score", DEFAULTS.score, url=True)
 SCALE = slot("scale", DEFAULTS.scale, url=True)
-CAUSAL = slot("causal", DEFAULTS.causal, url=True)
-PADDING = slot("padding", True, url=True)  # apply the key padding mask
-WINDOW_ON = slot("window_on", DEFAULTS.window is not None, url=True)
-WINDOW = slot("window", 1, url=True)  # the half-width w once the window is on
 MASK_VALUE = slot("mask_value", DEFAULTS.mask_value, url=True)
 SEED = slot("seed", DEFAULTS.seed, url=True)
-SETTABLE = {  # what `apply_settings` may set: a preset's "settings" keys
-    s.key: s for s in (SCORE, SCALE, CAUSAL, PADDING, WINDOW_ON, WINDOW, MASK_VALUE)
-}
+OWN = {s.key: s for s in (SCORE, SCALE, MASK_VALUE)}  # the settable controls drawn here
+SETTABLE = OWN | mask_controls.SLOTS | position_controls.SLOTS  # what a preset may set
 SIDEBAR_TEX_CHARS = 60  # TeX longer than this (the concat score) is broken over two lines
 MASK_VALUE_CAPTIONS = {
     "-inf": "exact: a row with no allowed key gets zeros",
@@ -40,37 +39,47 @@ MASK_VALUE_CAPTIONS = {
 class Controls:
     """Everything the explorer's sidebar decides."""
 
-    settings: AttentionSettings  # score, scale, causal, window, mask value, seed
+    settings: AttentionSettings | None  # score, scaling, masks, positions, seed; None: the
+    # sidebar shows why the controls do not fit together
     use_padding: bool  # apply the key padding mask
 
 
+def _as_controls(values: dict[str, object]) -> dict[str, object]:
+    """`values` (control keys, or `AttentionSettings` names for masks and positions) as the
+    controls' values, every control included (the ones not given at their defaults)."""
+    given = {key: value for key, value in values.items() if key in OWN}
+    given |= mask_controls.as_controls(values) | position_controls.as_controls(values)
+    return {key: given.get(key, control.default) for key, control in SETTABLE.items()}
+
+
 def apply_settings(values: dict[str, object]) -> None:
-    """Set controls before they are drawn (a preset, "open in the explorer"): `values` maps a
-    control's key ("score", "scale", "causal", "padding", "window_on", "window", "mask_value")
-    to its value; the others go back to their defaults."""
-    unknown = set(values) - set(SETTABLE)
+    """Set the controls before they are drawn (a preset, a lesson, "open in the explorer"):
+    `values` maps a control's key, or an `AttentionSettings` name ("window": 2), to its value;
+    every other control goes back to its default."""
+    known = {*SETTABLE, *(rule.name for rule in mask_controls.SIZED)}
+    unknown = set(values) - known
     if unknown:
-        raise ValueError(
-            f"Unknown control(s) {sorted(unknown)}. Known: {sorted(SETTABLE)}. Give only these."
-        )
-    for key, control in SETTABLE.items():
-        control.set(values.get(key, control.default))
+        raise ValueError(f"Unknown control(s) {sorted(unknown)}. Known: {sorted(known)}.")
+    for key, value in _as_controls(values).items():
+        SETTABLE[key].set(value)
 
 
 def settings_are(values: dict[str, object]) -> bool:
-    """Whether the controls say what `values` asks for (the others at their defaults); the
-    window's width counts only while the window is on."""
-    wanted = {key: values.get(key, control.default) for key, control in SETTABLE.items()}
-    if not wanted[WINDOW_ON.key]:
-        wanted.pop(WINDOW.key)
+    """Whether the controls say what `values` asks for (the others at their defaults); a
+    rule's number counts only while its switch is on."""
+    wanted = _as_controls(values)
+    for rule in mask_controls.SIZED:
+        if not wanted[rule.on.key]:
+            wanted.pop(rule.size.key)
     return all(SETTABLE[key].get() == value for key, value in wanted.items())
 
 
 def changed_settings(values: dict[str, object]) -> dict[str, str]:
-    """`values` that differ from the controls' defaults, as URL fields ("true", "-1e9")."""
+    """`values` as URL fields ("true", "-1e9") of the controls that differ from their
+    defaults."""
     return {
         key: str(value).lower() if isinstance(value, bool) else str(value)
-        for key, value in values.items()
+        for key, value in _as_controls(values).items()
         if SETTABLE[key].default != value
     }
 
@@ -95,36 +104,6 @@ def score_control() -> str:
     )
     side.latex(_fit_sidebar(SCORE_KINDS_BY_NAME[score].pair_tex))
     return score
-
-
-def _mask_controls() -> tuple[bool, bool, int | None]:
-    side = st.sidebar
-    side.subheader("Masks")
-    causal = side.toggle(
-        "Causal (look-ahead) mask",
-        help="Query i may attend key j only if j ≤ i.",
-        **CAUSAL.widget(),
-    )
-    use_padding = side.toggle(
-        "Padding mask",
-        help="No query may attend a key marked as padding.",
-        **PADDING.widget("value"),
-    )
-    window_on = side.toggle(
-        "Local window", help="Query i may attend key j only if |i − j| ≤ w.", **WINDOW_ON.widget()
-    )
-    window = None
-    if window_on:
-        window = int(
-            side.number_input(
-                "Window half-width w",
-                min_value=0,
-                max_value=limits.MAX_TOKENS,
-                step=1,
-                **WINDOW.widget("value"),
-            )
-        )
-    return bool(causal), bool(use_padding), window
 
 
 def scale_and_mask_value_controls() -> tuple[bool, str]:
@@ -158,28 +137,46 @@ def seed_control() -> int:
     )
 
 
-def explorer_controls() -> Controls:
+def explorer_controls(rope_needs: str = "") -> Controls:
     """Every control of the explorer modes (matrices, sentences, cross)."""
     score = score_control()
-    causal, use_padding, window = _mask_controls()
+    masks, use_padding = mask_controls.mask_controls()
+    positions = position_controls.position_controls(rope_needs)
     scale, mask_value = scale_and_mask_value_controls()
-    settings = AttentionSettings(score, scale, causal, window, mask_value, seed_control())
-    return Controls(settings, use_padding)
+    fields = dict(score=score, scale=scale, mask_value=mask_value, seed=seed_control())
+    return Controls(_settings(fields | masks | positions), use_padding)
 
 
-def multihead_controls(trained: bool) -> AttentionSettings:
-    """Multi-head: the scaled dot product, the way sets the masks; scaling, masked logits and
-    the seed apply to random weights (`trained`: the weights are a trained Transformer's)."""
+def _settings(fields: dict[str, object]) -> AttentionSettings | None:
+    """The settings the controls say, or None after saying in the sidebar why they do not fit
+    together (a sink count with no window, a bad list of documents...)."""
+    try:
+        lengths = fields.get("documents")
+        if isinstance(lengths, str):
+            fields = fields | {"documents": parse_document_lengths(lengths)}
+        return AttentionSettings(**fields)
+    except ValueError as err:
+        st.sidebar.error(plain(str(err)), icon=":material/error:")
+        return None
+
+
+def multihead_controls(trained: bool) -> AttentionSettings | None:
+    """Multi-head: the scaled dot product, the way sets the causal and padding masks; the
+    other masks, positions, scaling, masked logits and the seed apply to random weights
+    (`trained`: the weights are a trained Transformer's)."""
     side = st.sidebar
-    side.caption(
-        "Multi-head attention scores with the scaled dot product; the way of attention sets "
-        "the masks."
-    )
+    side.caption("Multi-head attention scores with the scaled dot product.")
     if trained:  # nothing below would change the trained weights: the controls are hidden
         side.caption(
             "Trained weights: the Transformer's own attention, always scaled by √Dk, padding "
-            "never attended. Scaling, masked logits and the seed apply to random weights."
+            "never attended. Masks, positions, scaling, masked logits and the seed apply to "
+            "random weights."
         )
         return AttentionSettings("dot")
+    masks, _ = mask_controls.mask_controls(
+        way_decides="The way of attention sets the causal and padding masks; add others here."
+    )
+    positions = position_controls.position_controls(heads=True)
     scale, mask_value = scale_and_mask_value_controls()
-    return AttentionSettings("dot", scale, False, None, mask_value, seed_control())
+    fields = dict(score="dot", scale=scale, mask_value=mask_value, seed=seed_control())
+    return _settings(fields | masks | positions)

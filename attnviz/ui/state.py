@@ -78,6 +78,14 @@ class Slot(Generic[T]):
             kwargs[default_arg] = self.default
         return kwargs
 
+    def index_widget(self, n: int) -> dict[str, Any]:
+        """`widget()` of an index into `n` things (a row, a column): a stored index that no
+        longer fits (the matrix shrank) goes back to 0 first."""
+        value = st.session_state.get(self.key, 0)  # as stored: a link may hold any text
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+            self.set(0)
+        return self.widget()
+
 
 @dataclass(frozen=True)
 class SlotFamily(Generic[T]):

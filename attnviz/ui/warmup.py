@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 
+from attnviz.ui import loading
+
 PAGE_DRAWN = threading.Event()  # set once a session has drawn its inputs and controls
 PAGE_WAIT_S = 3.0  # most time the TensorFlow import waits for a first page to be drawn
 
@@ -12,6 +14,9 @@ PAGE_WAIT_S = 3.0  # most time the TensorFlow import waits for a first page to b
 def page_drawn() -> None:
     """A session has drawn its inputs and controls: the TensorFlow import may start."""
     PAGE_DRAWN.set()
+
+
+loading.on_back_end(page_drawn)  # the server imports this module: its pages tell it
 
 
 def warm_up() -> None:
@@ -36,7 +41,7 @@ def warm_up() -> None:
         x = np.eye(2, dtype=np.float32)
         for causal in (False, True):
             compute_attention(x, x, x, causal=causal)
-        from attnviz.ui.modes.learning import preload
+        from attnviz.ui.shipped import preload
 
         quiet = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
         level = quiet.level

@@ -14,6 +14,8 @@ from attnviz.core.mask_spec import document_ids
 from attnviz.core.positions import apply_rope, check_rope_theta
 from attnviz.core.seeding import check_seed
 from attnviz.core.tiled import tiled_attention
+from attnviz.heads.model_text import text_inputs
+from attnviz.heads.user_model import UserModel
 from attnviz.inputs.parsing import load_matrix, parse_matrix_text
 from attnviz.inputs.presets import RandomSpec
 from attnviz.inputs.text import encode_sentences
@@ -26,6 +28,7 @@ from attnviz.ui.server_config import SERVER_CONFIG
 ROOT = Path(__file__).parents[2]
 NAMES = [name for name in vars(limits) if name.startswith("MAX_")]
 TINY_DECODER = dict(h=1, d_k=2, d_v=2, d_model=2, d_ff=2, n=1, vocab_size=4)
+ID_MODEL = UserModel(None, None, False, None, None, "ids.keras", "a model taking token ids")
 
 
 def test_the_documented_values():
@@ -134,6 +137,8 @@ PAST_THE_LIMIT = [  # (limit, a call one step past it, the message it must raise
                                          key_tile=4097), "`key_tile` must be from 1 to 4096"),
     ("MAX_TILE_STEPS", lambda: tiled_attention(*[np.ones((4096, 2))] * 3, key_tile=1, query_tile=1),
      "16,777,216 steps; the limit is 4,096"),
+    ("MAX_VIEW_TOKENS", lambda: text_inputs(ID_MODEL, " ".join(["1"] * 257)),
+     "The text makes 257 tokens; at most 256 are shown of one text"),
 ]  # fmt: skip
 
 

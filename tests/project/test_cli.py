@@ -1,14 +1,16 @@
 """Tests for attnviz/cli.py: the `attnviz` command's options and the Streamlit command it runs
-(nothing is started here: `os.execve` is replaced by a recorder)."""
+(nothing is started here: `os.execve` is replaced by a recorder), and, marked slow, `attnviz
+view` starting a real server on a tiny model."""
 
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from attnviz import cli
-from attnviz.ui.server_config import flags
+from attnviz.ui.server_config import MODEL_ENV, flags
 
 ROOT = Path(__file__).parents[2]
 SERVER = ROOT / "attnviz" / "ui" / "server.py"
@@ -60,8 +62,8 @@ def test_a_bad_port_is_refused_with_the_allowed_range(port, capsys):
 
 def test_unknown_commands_and_options_are_refused(capsys):
     with pytest.raises(SystemExit):
-        cli.build_parser().parse_args(["view"])
-    assert "invalid choice: 'view'" in capsys.readouterr().err
+        cli.build_parser().parse_args(["show"])
+    assert "invalid choice: 'show'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.build_parser().parse_args(["serve", "--server.port", "1"])
     assert "unrecognized arguments: --server.port 1" in capsys.readouterr().err
@@ -73,7 +75,7 @@ def test_help_names_the_options_and_the_serve_command(capsys):
     assert exit_.value.code == 0
     text = capsys.readouterr().out
     assert text.startswith("usage: attnviz")
-    for word in ("--port", "--host", "serve", "--version"):
+    for word in ("--port", "--host", "serve", "view", "--version"):
         assert word in text
 
 
@@ -105,3 +107,78 @@ def test_the_command_imports_no_streamlit_before_it_runs_it():
     assert done.returncode == 0, done.stderr
     modules = done.stdout
     assert "'streamlit'" not in modules and "'tensorflow'" not in modules
+
+
+@pytest.fixture
+def keras_file(tmp_path) -> Path:
+    """A file named like a .keras model (the command only checks that it is there)."""
+    path = tmp_path / "mine.keras"
+    path.write_bytes(b"PK")
+    return path
+
+
+def test_view_takes_a_keras_file_a_preset_folder_or_a_preset_name(keras_file, tmp_path):
+    args = cli.build_parser().parse_args(["view", str(keras_file), "--port", "8600"])
+    assert (args.command, args.model, args.port) == ("view", str(keras_file.resolve()), 8600)
+    (tmp_path / "config.json").write_text("{}")
+    assert cli.build_parser().parse_args(["view", str(tmp_path)]).model == str(tmp_path)
+    name = cli.build_parser().parse_args(["--host", "127.0.0.1", "view", "gpt2_base_en"])
+    assert (name.model, name.host) == ("gpt2_base_en", "127.0.0.1")  # keras-hub checks it later
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("missing.keras", "no such file or folder: './missing.keras'"),
+        ("folder", "a folder without config.json: "),
+        ("notes.txt", "not a .keras file: "),
+    ],
+    ids=["missing", "not-a-preset", "not-keras"],
+)
+def test_view_refuses_what_is_no_model(given, said, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(SystemExit) as exit_:
+        cli.build_parser().parse_args(["view", f"./{given}"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert f"argument MODEL: {said}" in error and "keras-hub preset name" in error
+
+
+def test_view_becomes_streamlit_with_the_model_in_its_environment(executed, keras_file, capsys):
+    with pytest.raises(ExecutedError):
+        cli.main(["view", str(keras_file), "--port", "8600", "--host", "127.0.0.1"])
+    ((_, argv, env),) = executed
+    assert argv == cli.streamlit_command(argv[4], 8600, "127.0.0.1")
+    assert env[MODEL_ENV] == str(keras_file.resolve())
+    said = capsys.readouterr().out
+    assert f"Your model, {keras_file.resolve()}: http://127.0.0.1:8600/model" in said
+
+
+def test_serve_never_passes_a_model_on(executed, monkeypatch):
+    monkeypatch.setenv(MODEL_ENV, "/somewhere/else.keras")  # left in a shell, say
+    with pytest.raises(ExecutedError):
+        cli.main(["serve"])
+    ((_, _, env),) = executed
+    assert MODEL_ENV not in env
+
+
+@pytest.mark.slow
+def test_attnviz_view_starts_a_server_that_serves_the_page(tmp_path):
+    from user_models import mha_keras_file
+
+    from deploy import servers
+
+    model = mha_keras_file(tmp_path / "tiny.keras")
+    port = servers.free_port()
+    command = [sys.executable, "-m", "attnviz.cli", "view", str(model), "--port", str(port),
+               "--host", "127.0.0.1"]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    server = servers.wait_healthy(servers.spawn("attnviz-view", command, ROOT, url, {}))
+    try:
+        with urllib.request.urlopen(f"{url}/model", timeout=10) as page:
+            assert page.status == 200 and b'<div id="root">' in page.read()
+        assert f"Your model, {model}: http://127.0.0.1:{port}/model" in server.log.read_text()
+    finally:
+        server.stop()

@@ -96,7 +96,7 @@ def test_warm_up_gives_up_waiting_for_a_page_after_its_time_limit(monkeypatch):
     monkeypatch.setattr(warmup, "PAGE_WAIT_S", 0.0)  # the time limit, already over
     monkeypatch.setattr(attention, "_COMPILED", {})  # nothing traced yet
     warmup.warm_up()  # no page: it waits no longer than its limit, then imports and traces
-    assert never.timeouts == [0.0] and not never.is_set()
+    assert never.timeouts == [0.0]  # it did not wait longer than its limit
     assert {(True, False, "-inf"), (True, True, "-inf")} <= set(attention._COMPILED)
 
 

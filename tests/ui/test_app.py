@@ -107,8 +107,10 @@ def test_first_load_draws_the_numpy_lab(fresh):
     at.toggle(key="causal").set_value(False).run()
     assert [t.split(" (×")[0] for t in ui.titles(at)] == list(TITLES)
     np.testing.assert_allclose(ui.weights(at), _softmax(q @ k.T / np.sqrt(3)), atol=1e-6)
-    assert {t.key for t in at.sidebar.toggle} == {"scale", "causal", "padding", "window_on"}
-    assert {r.key for r in at.sidebar.radio} == {"score", "mask_value"}
+    assert {t.key for t in at.sidebar.toggle} == {
+        "scale", "causal", "padding", "window_on", "prefix_on", "sinks_on", "chunk_on"
+    }  # fmt: skip
+    assert {r.key for r in at.sidebar.radio} == {"score", "mask_value", "position"}
     assert at.text_area(key="q_text").value == "1 0 0\n0 1 0"
     assert at.query_params["k_text"] == "1 2 3\n4 5 6"  # typed inputs go into the shared URL
 
@@ -178,6 +180,58 @@ def _check_masking_pitfall(at):
     np.testing.assert_allclose(ui.weights(at)[0], [1 / 3] * 3, atol=1e-6)
 
 
+def _same_as_the_back_end(at, name):
+    """The page's weights are compute_attention's with the preset's own settings (the presets'
+    claims are checked in tests/inputs/test_presets.py)."""
+    from attnviz.core.attention import compute_attention
+    from attnviz.inputs.parsing import parse_matrix_text
+    from attnviz.inputs.presets import random_qkv
+
+    preset = shipped_presets()[name]
+    if preset.random:
+        q, k, v = random_qkv(preset.random)
+    else:
+        q, k, v = (parse_matrix_text(t) for t in (preset.query, preset.key, preset.value))
+    expected = compute_attention(q, k, v, **preset.settings).weights
+    np.testing.assert_allclose(ui.weights(at), expected, atol=1e-6)
+
+
+def _check_attention_sinks(at):
+    assert at.toggle(key="sinks_on").value and at.number_input(key="sinks").value == 1
+    assert at.toggle(key="window_on").value and at.number_input(key="window").value == 2
+    _same_as_the_back_end(at, "07_attention_sinks")
+    assert (ui.weights(at)[:, 0] > 0.7).all()  # every row keeps the sink
+
+
+def _check_packed_documents(at):
+    assert at.text_input(key="documents").value == "3, 4, 2"
+    _same_as_the_back_end(at, "08_packed_documents")
+    np.testing.assert_array_equal(ui.weights(at)[7:, :7], 0)  # the third document alone
+
+
+def _check_prefix_lm(at):
+    assert at.toggle(key="prefix_on").value and at.number_input(key="prefix").value == 3
+    _same_as_the_back_end(at, "09_prefix_lm")
+    assert ui.weights(at)[0, 2] > 0.8  # the prompt looks ahead
+
+
+def _check_chunked_attention(at):
+    assert at.toggle(key="chunk_on").value and at.number_input(key="chunk").value == 4
+    _same_as_the_back_end(at, "10_chunked_attention")
+
+
+def _check_rope_probe(at):
+    assert at.radio(key="position").value == "rope"
+    _same_as_the_back_end(at, "11_rope_probe")
+    assert "Rotated Q" in " ".join(ui.titles(at))  # the rotation is a stage of its own
+
+
+def _check_alibi(at):
+    assert at.radio(key="position").value == "alibi"
+    _same_as_the_back_end(at, "12_alibi")
+    assert any(t.startswith("ALiBi bias") for t in ui.titles(at))
+
+
 PRESET_CHECKS = {
     "01_numpy_lab": _check_numpy_lab,
     "02_keras_tutorial": _check_keras_tutorial,
@@ -185,6 +239,12 @@ PRESET_CHECKS = {
     "04_identical_keys": _check_identical_keys,
     "05_padded_batch": _check_padded_batch,
     "06_masking_pitfall": _check_masking_pitfall,
+    "07_attention_sinks": _check_attention_sinks,
+    "08_packed_documents": _check_packed_documents,
+    "09_prefix_lm": _check_prefix_lm,
+    "10_chunked_attention": _check_chunked_attention,
+    "11_rope_probe": _check_rope_probe,
+    "12_alibi": _check_alibi,
 }
 
 
@@ -398,7 +458,7 @@ def test_bad_matrix_input(at, box, text, words):
         assert word in message
     assert not at.get("plotly_chart")
     assert at.text_area(key=box).value == text  # the user's text stays in its box
-    assert len(at.sidebar.toggle) == 4 and at.title[0].value == "attnviz"  # the page stays up
+    assert len(at.sidebar.toggle) == 7 and at.title[0].value == "attnviz"  # the page stays up
     at.toggle(key="causal").set_value(True).run()  # controls still work with bad input
     assert not at.exception and len(ui.errors(at)) == 1
     at.text_area(key=box).input(good).run()
@@ -484,7 +544,7 @@ def test_bad_sentences(at, text, words):
     for word in words:
         assert word in message
     assert at.text_area(key="sentences").value == text
-    assert len(at.sidebar.toggle) == 4
+    assert len(at.sidebar.toggle) == 7
     at.text_area(key="sentences").input("it works").run()
     ui.assert_ok(at)
     assert ui.ticks(ui.chart(at, "Attention weights"), "x") == ["it", "works"]
@@ -647,6 +707,19 @@ def test_compare_with_nothing_masked_adds_a_causal_mask(at):
     np.testing.assert_allclose(b, LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
+def test_compare_without_masks_turns_todays_masks_off_too(at):
+    at.toggle(key="chunk_on").set_value(True).run()  # 2 queries, chunks of 1: the diagonal
+    at.number_input(key="chunk").set_value(1).run()
+    ui.open_view(at, "Compare")
+    ui.assert_ok(at)
+    assert ui.titles(at)[1] == "B: no masks"
+    raw = np.array(NUMPY_LAB["q"]) @ np.array(NUMPY_LAB["k"]).T / np.sqrt(3)  # Dk 3
+    expected = _softmax(raw, np.ones((2, 2), bool))
+    np.testing.assert_allclose(ui.values(at, "B: no masks"), expected, atol=1e-5)
+    a = np.nan_to_num(ui.values(at, "A: current"), nan=0.0)
+    np.testing.assert_allclose(a, np.eye(2), atol=1e-6)
+
+
 def test_row_statistics_view(at):
     _causal_lab(at)
     ui.open_view(at, "Row statistics")
@@ -797,3 +870,27 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
                          source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip
     np.testing.assert_allclose(ui.values(at, "W_Q"), result.params["W_Q"][2], atol=1e-6)
     np.testing.assert_allclose(ui.values(at, "Q = X · W_Q"), result.query_heads[0, 2], atol=1e-5)
+
+
+def test_multi_head_shares_key_value_heads_and_says_what_it_saves():
+    from attnviz.inputs.text import encode_sentences
+    from attnviz.transformer.way_attention import compute_way
+
+    at = ui.new_session("multihead", way="bidirectional", mh_h="4", mh_kv="2")
+    ui.assert_ok(at)
+    assert [m.value for m in at.markdown if m.value.startswith("**K/V head")] == [
+        "**K/V head 0**, shared by query heads 0, 1",
+        "**K/V head 1**, shared by query heads 2, 3",
+    ]
+    assert "4 query heads on 2 K/V heads" in ui.captions(at)
+    assert "KV cache 64 bytes per token (float32), 50% less than multi-head's 128" in ui.captions(
+        at
+    )
+    enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=0)
+    expected = compute_way("bidirectional", enc.inputs, None, num_heads=4, num_kv_heads=2,
+                           source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip
+    np.testing.assert_allclose(
+        np.nan_to_num(ui.values(at, "Head 0 (enlarged)")), expected.weights[0, 0], atol=1e-5
+    )
+    at.number_input(key="mh_kv").set_value(3).run()  # 3 does not divide 4
+    assert any("divide" in e.value for e in at.error)

@@ -332,3 +332,94 @@ def test_model_view_click_on_a_head_enlarges_it(app: App):
     assert np.allclose(enlarged, np.array(thumbnail, dtype=float), atol=1e-6)  # the same head
     assert np.allclose(enlarged.sum(axis=1), 1, atol=1e-5)
     assert app.exceptions() == 0 and app.errors == []
+
+
+def test_a_newcomer_walks_the_lessons_from_the_start_page_to_the_last(app: App):
+    # The start page's way in, then Next, lesson after lesson: each has its own URL and shows
+    # its page prepared (a chart, or Learn's Train button before anything is trained).
+    from attnviz.lessons import LESSONS
+
+    app.open(f"{app.url}/", charts=1)  # the start page: one query's weights
+    assert "Weights of the query “sat”" in app.chart_titles()
+    app.page.get_by_role("link", name=f"Lessons: {len(LESSONS)} steps").click()
+    for lesson in LESSONS:
+        heading = app.page.get_by_role("heading", name=f"{lesson.number}. {lesson.title}")
+        expect(heading).to_be_visible(timeout=WAIT_SECONDS * 1000)
+        app.wait_until(
+            "(page, slug) => page.idle() && window.location.pathname.endsWith('/' + slug)",
+            lesson.slug, f"{lesson.slug}'s page",
+        )  # fmt: skip
+        if lesson.setup.get("source") == "Train":
+            expect(app.page.get_by_role("button", name="Train")).to_be_visible()
+        else:
+            app.wait_for_charts(1)
+        assert app.exceptions() == 0 and app.alerts() == [], lesson.slug
+        if lesson.number < len(LESSONS):
+            following = LESSONS[lesson.number]
+            app.page.get_by_role("link", name=f"Next: {following.title}").click()
+    expect(app.page.get_by_role("link", name="Next:")).to_have_count(0)  # the end of the path
+    assert app.errors == []
+
+
+def test_the_kv_cache_slider_steps_through_decoding(app: App):
+    # Today's attention in the browser: a causal sentence decoded with a KV cache, one step
+    # further with the keyboard: one more cached key, one more weight.
+    app.open(f"{app.url}/sentences?causal=true&view=KV+cache&cache_t=2", charts=3)
+    title = app.wait_for_title_starting("Step 2's weights")
+    assert len(app.read("(page, t) => page.chart(t)._fullData[0].x", title)) == 3
+    slider = app.page.get_by_role("slider", name="Decoding step t (the token being generated)")
+    slider.focus()
+    slider.press("ArrowRight")
+    title = app.wait_for_title_starting("Step 3's weights")
+    assert len(app.read("(page, t) => page.chart(t)._fullData[0].x", title)) == 4
+    assert app.exceptions() == 0 and app.errors == []
+
+
+@pytest.fixture(scope="module")
+def your_model_url(chromium_path, tmp_path_factory):
+    """`attnviz view` of a tiny GPT-2 preset (written here), as its own server."""
+    import sys
+
+    from user_models import gpt2_preset
+
+    from deploy import servers
+
+    folder = gpt2_preset(tmp_path_factory.mktemp("view") / "gpt2")
+    port = servers.free_port()
+    command = [sys.executable, "-m", "attnviz.cli", "view", str(folder), "--port", str(port),
+               "--host", "127.0.0.1"]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    server = servers.wait_healthy(servers.spawn("attnviz-view", command, servers.ROOT, url, {}))
+    try:
+        yield url, folder
+    finally:
+        server.stop()
+
+
+def test_your_model_click_a_head_then_open_it_step_by_step(open_app, your_model_url):
+    # `attnviz view` of a GPT-2 preset: its heads on the typed text; a click on a square of the
+    # head map enlarges that head, whose weights are inspect's; step by step in the explorer
+    # gives them again.
+    import attnviz
+    from attnviz.heads.model_text import text_inputs
+    from attnviz.heads.user_model import load_model
+
+    url, folder = your_model_url
+    text = "the cat sat on the mat"
+    user = load_model(folder)
+    calls = attnviz.inspect(user.model, text_inputs(user, text).inputs).calls
+    app = open_app().open(f"{url}/model?model_text={text.replace(' ', '+')}", charts=4)
+    app.wait_for_chart("self · layer 1 · head 0")  # the last layer's head 0 first
+    expect(app.page.get_by_text("Next token", exact=True)).to_be_visible()
+    square = app.page.locator(".st-key-mv_map_self path.point").nth(1)  # layer 0 · head 1
+    app.scroll_to(square)
+    box = square.bounding_box()
+    app.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expected = calls[0].weights[0, 1].tolist()
+    app.wait_for_weights(expected, title="self · layer 0 · head 1", tol=1e-5)
+    app.page.get_by_role(
+        "button", name="Open this head step by step in the Matrices explorer"
+    ).click()
+    app.wait_for_weights(expected, tol=1e-5)  # the explorer's "Attention weights"
+    assert "/matrices" in app.location()
+    assert app.exceptions() == 0 and app.alerts() == [] and app.errors == []

@@ -18,7 +18,7 @@ UI = Path(state.__file__).parent
 def test_a_key_declared_by_another_module_is_refused():
     slot("test_state_owned", 1)
     slot("test_state_owned", 1)  # the same module again (a re-import): allowed
-    with pytest.raises(ValueError, match="'causal' is declared twice: .* attnviz.ui.sidebar"):
+    with pytest.raises(ValueError, match="'causal' is declared twice: .* attnviz.ui.mask_controls"):
         slot("causal", True)
     with pytest.raises(ValueError, match="'pad_keys_3' is declared twice"):
         slot("pad_keys_3", [])  # a member of the padding-keys family
@@ -75,3 +75,21 @@ def test_no_ui_module_spells_a_session_state_key():
         if re.search(r"st\.session_state\b", line)
     ]
     assert spelled == []
+
+
+def test_an_index_that_no_longer_fits_goes_back_to_zero():
+    def script():
+        import streamlit as st
+
+        from attnviz.ui.state import Slot
+
+        row = Slot("row", 0)
+        row.set(4)
+        st.write(f"fits {row.index_widget(5)['key']} {row.get()}")
+        st.write(f"shrank {row.index_widget(3)['key']} {row.get()}")
+        st.session_state["row"] = "2"  # a hand-edited link's text
+        row.index_widget(3)
+        st.write(f"typed {st.session_state['row']!r}")
+
+    at = AppTest.from_function(script).run()
+    assert [m.value for m in at.markdown] == ["fits row 4", "shrank row 0", "typed 0"]

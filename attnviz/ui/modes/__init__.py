@@ -7,7 +7,15 @@ below; `tests/ui/test_modes.py` draws every mode listed, so none can be forgotte
 from __future__ import annotations
 
 from attnviz.ui.mode import Mode
-from attnviz.ui.modes import cross, decoder_stack, learning, matrices, sentences, three_ways
+from attnviz.ui.modes import (
+    cross,
+    decoder_stack,
+    learning,
+    matrices,
+    sentences,
+    three_ways,
+    your_model,
+)
 
 MODES: tuple[Mode, ...] = (
     matrices.MODE,
@@ -16,6 +24,7 @@ MODES: tuple[Mode, ...] = (
     three_ways.MODE,
     decoder_stack.MODE,
     learning.MODE,
+    your_model.MODE,
 )
 MODES_BY_NAME = {mode.name: mode for mode in MODES}
 

@@ -4,7 +4,6 @@ values from the source; then the explorer's results.
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from attnviz.inputs.problem import Problem
@@ -38,17 +37,7 @@ def cross_panel(seed: int) -> Problem | None:
     if src is None or tgt is None or not paired(src, tgt):
         return None
     item = sequence_selector(len(src.sentences), "pair")
-    return Problem(
-        np.asarray(tgt.query),
-        np.asarray(src.key),
-        np.asarray(src.value),
-        tgt.tokens,
-        src.tokens,
-        src.padding_mask,
-        item,
-        query_encoding=tgt,
-        key_encoding=src,
-    )
+    return Problem.of_sentences(tgt, src, item)
 
 
 def prepare(source: str, target: str, view: str | None = None) -> None:
@@ -64,7 +53,7 @@ def prepare(source: str, target: str, view: str | None = None) -> None:
 def draw() -> None:
     """The whole Cross page."""
     controls = sidebar.explorer_controls()
-    if controls.settings.causal:
+    if controls.settings is not None and controls.settings.causal:
         st.info(
             "A causal mask on cross-attention lets target token i see only the source tokens "
             "at positions 0 … i, as if the two sentences were aligned word by word. A "
@@ -72,7 +61,7 @@ def draw() -> None:
             "read the whole source (switch the causal mask off to see it).",
             icon=":material/info:",
         )
-    problem = cross_panel(controls.settings.seed)
+    problem = cross_panel(sidebar.SEED.get())
     if problem is not None:
         results.results_panel(problem, controls)
 

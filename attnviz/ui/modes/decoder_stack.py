@@ -13,13 +13,14 @@ import streamlit as st
 
 from attnviz.core import limits
 from attnviz.core.ways import get_way
+from attnviz.drawing.translation import char_labels
 from attnviz.ui.charts import head_grid
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
-from attnviz.ui.shipped import TASK_TEXTS, char_labels, shipped_trace, weights_choice
+from attnviz.ui.shipped import TASK_TEXTS, shipped_trace, weights_choice
 from attnviz.ui.sidebar import seed_control
 from attnviz.ui.state import slot
 
@@ -112,12 +113,7 @@ def _trained_decoder(task: str) -> None:
         "wrote the next one."
     )
     trace = shipped_trace(task)
-    st.button(
-        "Open this Transformer in Learn: its training, every head, the model view",
-        on_click=learning.open_shipped_transformer,
-        args=(task,),
-        icon=":material/school:",
-    )
+    learning.open_shipped_button(task)
     if trace is None:
         return
     if _view() == "Model view":

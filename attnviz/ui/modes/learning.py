@@ -11,14 +11,13 @@ import math
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
 import streamlit as st
 
 from attnviz.core import limits
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
-from attnviz.drawing import figures
 from attnviz.drawing.curves import training_curves
+from attnviz.drawing.translation import char_labels, translation_figure
 from attnviz.learn.configs import (
     TRANSFORMER_TRAINING,
     NetworkConfig,
@@ -28,6 +27,7 @@ from attnviz.learn.configs import (
 from attnviz.learn.recipes import TRANSFORMER_RECIPES
 from attnviz.learn.tasks import TASKS, get_task, make_pairs
 from attnviz.ui import sidebar
+from attnviz.ui.charts import chart
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
@@ -36,7 +36,6 @@ from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
 from attnviz.ui.shipped import (
     TASK_TEXTS,
-    char_labels,
     shipped_seq2seq,
     shipped_transformer,
     step_opened,
@@ -118,6 +117,16 @@ def open_shipped_transformer(task: str) -> None:
     go_to(MODE.name)
 
 
+def open_shipped_button(task: str) -> None:
+    """The button of another page that opens the shipped Transformer of `task` here."""
+    st.button(
+        "Open this Transformer in Learn: its training, every head, the model view",
+        on_click=open_shipped_transformer,
+        args=(task,),
+        icon=":material/school:",
+    )
+
+
 def draw() -> None:
     """The whole Learn page."""
     task = _task_picker()
@@ -172,13 +181,6 @@ def _task_picker() -> str:
     return task
 
 
-def preload() -> None:
-    """Load the default shipped model (the first task, dot score) into the server's cache and
-    trace its translation (the server's warm-up calls this once)."""
-    task = TASKS[0]
-    shipped_seq2seq(task, "dot").translate(get_task(task).example[0])
-
-
 def _shipped_panel(task: str, settings: AttentionSettings):
     if settings.scale:
         st.info(
@@ -198,7 +200,9 @@ def _shipped(load):
     _model_summary(model)
     history = getattr(model.stats, "history", ())
     if history:
-        st.plotly_chart(training_curves(history, title="How it was trained"), key="curves")
+        chart(
+            training_curves(history, title="How it was trained"), key="curves", name="how-trained"
+        )
     return model
 
 
@@ -325,7 +329,11 @@ def _draw_progress(run: TrainingRun, snapshot: RunSnapshot) -> None:
     if not snapshot.reports:
         return
     rows = [_history_row(r) for r in snapshot.reports]
-    st.plotly_chart(training_curves(rows, title="Loss and accuracy per epoch"), key="live-curves")
+    chart(
+        training_curves(rows, title="Loss and accuracy per epoch"),
+        key="live-curves",
+        name="training-curves",
+    )
     _probe_history(snapshot)
 
 
@@ -356,31 +364,16 @@ def _probe_history(snapshot: RunSnapshot) -> None:
             "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
         )
     probe = reports[chosen].probe
-    st.plotly_chart(
-        _attention_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
+    chart(
+        translation_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
         key="probe",
+        name="probe",
     )
     if hasattr(probe, "cross"):  # a Transformer's probe: its heads' mean, as in Translate
         st.caption(
             "The last layer's cross-attention, averaged over its heads; after training, the "
             "Model view shows every head."
         )
-
-
-def _attention_figure(translation, title: str):
-    weights = np.asarray(translation.weights)
-    if weights.size == 0:  # nothing decoded: one empty row keeps the figure drawable
-        weights = np.zeros((1, len(translation.source_tokens)))
-    return figures.heatmap(
-        weights,
-        kind="weights",
-        title=title,
-        row_labels=char_labels(translation.target_tokens) or ["(none)"],
-        col_labels=char_labels(translation.source_tokens),
-        row_title="output",
-        col_title="input",
-        annotate=False,
-    )
 
 
 def _translate_view(model, task: str) -> None:
@@ -391,9 +384,10 @@ def _translate_view(model, task: str) -> None:
     st.markdown(f"**Output:** `{plain(translation.output)}`" if translation.output else "")
     heads = hasattr(model.config, "heads")
     title = "Heads' mean" if heads else "Attention"
-    st.plotly_chart(
-        _attention_figure(translation, f"{title}: output × input"),
+    chart(
+        translation_figure(translation, f"{title}: output × input"),
         key="translation",
+        name="translation",
     )
     st.caption(
         "Each row is one decoding step: the output character it produced and where the "
@@ -449,9 +443,10 @@ def _compare_view(model, task: str) -> None:
         if translation is None:
             return
         with column:
-            st.plotly_chart(
-                _attention_figure(translation, f"{score}: {translation.output}"),
+            chart(
+                translation_figure(translation, f"{score}: {translation.output}"),
                 key=f"compare-{score}",
+                name="compare",
             )
 
 

@@ -16,7 +16,7 @@ from attnviz.core import limits
 from attnviz.inputs.parsing import load_matrix, parse_matrix_text
 from attnviz.inputs.presets import Preset, RandomSpec, random_qkv, shipped_presets
 from attnviz.inputs.problem import LearnedWeights, Problem
-from attnviz.ui import results, sidebar
+from attnviz.ui import compare_view, results, sidebar
 from attnviz.ui.input_widgets import first_sequence, sequence_selector
 from attnviz.ui.messages import error, plain, shown
 from attnviz.ui.mode import Mode
@@ -142,11 +142,11 @@ def prepare(
     preset: str, settings: dict | None = None, view: str | None = None, compare: str | None = None
 ) -> None:
     """Open this page on `preset` (a shipped preset's name) with `settings` changed, on the
-    results tab `view`, comparing `compare` (a key of `results.COMPARISONS`)."""
+    results tab `view`, comparing `compare` (a key of `inputs.attend.COMPARISONS`)."""
     apply_preset(presets()[preset], settings)
     results.show_view(view or results.VIEWS[0])
     if compare is not None:
-        results.show_comparison(compare)
+        compare_view.show_comparison(compare)
 
 
 def open_in_explorer(opened: Opened) -> None:

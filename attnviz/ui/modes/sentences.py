@@ -4,8 +4,6 @@ position-encoded and projected to Q, K and V with seeded weights; then the explo
 
 from __future__ import annotations
 
-import numpy as np
-
 from attnviz.inputs.problem import Problem
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import results, sidebar
@@ -33,17 +31,7 @@ def sentence_panel(seed: int) -> Problem | None:
     if enc is None:
         return None
     item = sequence_selector(len(enc.sentences), "sentence")
-    return Problem(
-        np.asarray(enc.query),
-        np.asarray(enc.key),
-        np.asarray(enc.value),
-        enc.tokens,
-        enc.tokens,
-        enc.padding_mask,
-        item,
-        query_encoding=enc,
-        key_encoding=enc,
-    )
+    return Problem.of_sentences(enc, enc, item)
 
 
 def prepare(text: str, view: str | None = None, settings: dict | None = None) -> None:
@@ -59,7 +47,7 @@ def prepare(text: str, view: str | None = None, settings: dict | None = None) ->
 def draw() -> None:
     """The whole Sentences page."""
     controls = sidebar.explorer_controls()
-    problem = sentence_panel(controls.settings.seed)
+    problem = sentence_panel(sidebar.SEED.get())
     if problem is not None:
         results.results_panel(problem, controls)
 

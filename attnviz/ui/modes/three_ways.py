@@ -11,9 +11,11 @@ from attnviz.core import limits
 from attnviz.core.ways import WAYS, get_way
 from attnviz.drawing import figures
 from attnviz.drawing.construction import head_side
+from attnviz.drawing.translation import char_labels
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
-from attnviz.ui.charts import head_grid, line_view, made_from_tokens
+from attnviz.ui.cache_view import heads_cache_view
+from attnviz.ui.charts import chart, head_grid, line_view, made_from_tokens
 from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
@@ -26,13 +28,14 @@ from attnviz.ui.loading import back_end
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
-from attnviz.ui.shipped import TASK_TEXTS, char_labels, shipped_trace, weights_choice
+from attnviz.ui.shipped import TASK_TEXTS, shipped_trace, weights_choice
 from attnviz.ui.state import slot
 
 WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, or a shipped Transformer's
 WAY = slot("way", next(iter(WAYS)), url=True)  # the way of attention
 D_MODEL = slot("mh_dmodel", 16, url=True)  # d_model of the random-weights block
 HEADS = slot("mh_h", 4, url=True)  # H of the random-weights block
+KV_HEADS = slot("mh_kv", 4, url=True)  # G key/value heads the H query heads share
 LAYER = slot("mh_layer", 0, url=True)  # the trained Transformer's layer shown
 HEAD = slot("mh_head", 0, url=True)  # the enlarged head
 SIDES = {  # a side of the Transformer -> its sentences and their first text
@@ -51,7 +54,7 @@ def _way_inputs(way: str, seed: int):
         text, first = SIDES[side]
         with column:
             texts[side] = sentence_box(text, f"{side.title()} sentences, one per line", 90, first)
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     d_model = int(
         c1.number_input("d_model", 1, limits.MAX_FEATURES, D_MODEL.default, **D_MODEL.widget())
     )
@@ -60,7 +63,19 @@ def _way_inputs(way: str, seed: int):
             "Heads h (d_model divisible by h)", 1, limits.MAX_HEADS, HEADS.default, **HEADS.widget()
         )
     )
-    with c3:
+    if KV_HEADS.get() > heads:
+        KV_HEADS.set(heads)
+    kv_heads = int(
+        c3.number_input(
+            "K/V heads g (g divides h)",
+            1,
+            limits.MAX_HEADS,
+            help="Query heads that share one key and value head: g = h is multi-head attention, "
+            "g = 1 multi-query, in between grouped-query (Llama, Mistral, Gemma).",
+            **KV_HEADS.widget("value"),
+        )
+    )
+    with c4:
         positional = positional_toggle()
     encoded = {
         side: shown(
@@ -70,12 +85,14 @@ def _way_inputs(way: str, seed: int):
         )
         for side, text in texts.items()
     }
-    return encoded, heads
+    return encoded, heads, kv_heads
 
 
-def _random_way(way: str, seed_settings) -> None:
+def _random_way(way: str, settings) -> None:
     """The way's attention with seeded random weights over the typed sentences."""
-    encoded, heads = _way_inputs(way, seed_settings.seed)
+    encoded, heads, kv_heads = _way_inputs(way, sidebar.SEED.get())
+    if settings is None:  # the sidebar says which control does not fit
+        return
     if any(e is None for e in encoded.values()):
         return
     src, tgt = encoded.get("source"), encoded.get("target")
@@ -88,11 +105,10 @@ def _random_way(way: str, seed_settings) -> None:
             None if src is None else src.inputs,
             None if tgt is None else tgt.inputs,
             num_heads=heads,
+            num_kv_heads=kv_heads,
             source_padding_mask=None if src is None else src.padding_mask,
             target_padding_mask=None if tgt is None else tgt.padding_mask,
-            scale=seed_settings.scale,
-            mask_value=seed_settings.mask_value,
-            seed=seed_settings.seed,
+            **_way_settings(settings),
         )
     )
     if result is None:
@@ -104,6 +120,17 @@ def _random_way(way: str, seed_settings) -> None:
     cols = sides[chosen.keys_from].tokens[b]
     made_from = {"Q": sides[chosen.queries_from], "K": sides[chosen.keys_from]}
     heads_view(result, b, rows, cols, made_from)
+    if chosen.causal:  # a decoder's self-attention: decoding reads and fills a KV cache
+        with st.expander("Decoding token by token with a KV cache"):
+            heads_cache_view(result, b, rows)
+
+
+def _way_settings(settings) -> dict:
+    """What `compute_way` takes of the sidebar's settings: all but the score and the causal
+    mask (the way decides it)."""
+    fields = {f: getattr(settings, f) for f in settings.__dataclass_fields__}
+    every_head = ("score", "causal", "alibi_heads", "alibi_head")  # ALiBi: a slope per head
+    return {k: v for k, v in fields.items() if k not in every_head}
 
 
 def _trained_way(task: str, way: str) -> None:
@@ -114,12 +141,7 @@ def _trained_way(task: str, way: str) -> None:
         "encoder–decoder attention (scaled dot product; padding is never attended)."
     )
     trace = shipped_trace(task)
-    st.button(
-        "Open this Transformer in Learn: its training, every head, the model view",
-        on_click=learning.open_shipped_transformer,
-        args=(task,),
-        icon=":material/school:",
-    )
+    learning.open_shipped_button(task)
     if trace is None:
         return
     layers = trace.translation.cross.shape[0]
@@ -138,16 +160,29 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
         f"{h} heads · Dk = Dv = {result.d_k} per head · d_model = {result.output.shape[-1]}"
         f" · {scaling}"
     )
+    _costs(result)
     common = {"row_labels": rows, "col_labels": cols}
     st.subheader("Every head's weights")
-    head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}", "head")
+    g = result.num_kv_heads or h
+    if g == h:
+        head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}", "head")
+    for group in range(g if g < h else 0):  # heads drawn by the key/value head they share
+        shared = [q for q in range(h) if int(result.kv_head_of[q]) == group]
+        st.markdown(f"**K/V head {group}**, shared by query heads {', '.join(map(str, shared))}")
+        head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}",
+                  f"head-g{group}", heads=shared)  # fmt: skip
     head = int(st.selectbox("Enlarge head", range(h), **HEAD.widget()) or 0)
     left, right = st.columns([3, 2])
     with left:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
-                result.weights[b, head], kind="weights", title=f"Head {head} (enlarged)", **common
-            )
+                result.weights[b, head],
+                kind="weights",
+                title=f"Head {head} (enlarged)",
+                blocked=~result.mask[b] & (result.weights[b, head] == 0),
+                **common,
+            ),
+            name="head-enlarged",
         )
     with right:
         line_view(result.weights[b, head], rows, cols)
@@ -155,33 +190,36 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
         _head_made_from(result, b, head, made_from)
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
                 result.head_average[b], kind="weights", title="Average of the heads", **common
-            )
+            ),
+            name="head-average",
         )
     with right:
-        st.plotly_chart(
+        chart(
             figures.heatmap(
                 result.concat[b],
                 kind="values",
                 row_labels=rows,
                 title=f"Concatenated head outputs (T × {h}·Dv)",
                 col_title="head feature",
-            )
+            ),
+            name="head-concat",
         )
     st.latex(
         r"\text{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1,\dots,"
         r"\text{head}_h)\,W^O"
     )
-    st.plotly_chart(
+    chart(
         figures.heatmap(
             result.output[b],
             kind="values",
             row_labels=rows,
             title="Output = Concat · W_O (T × d_model)",
             col_title="feature",
-        )
+        ),
+        name="head-output",
     )
 
 
@@ -213,6 +251,21 @@ def _head_made_from(result, b: int, head: int, made_from: dict) -> None:
             ]  # fmt: skip
         for n, side in enumerate(sides):
             made_from_tokens(side, f"head-made-{n}")
+
+
+def _costs(result) -> None:
+    """What these heads cost: learned numbers and the KV cache a decoder keeps per token."""
+    costs = result.costs
+    if costs is None:
+        return
+    saved = 1 - costs.kv_cache_bytes_per_token / costs.mha_kv_cache_bytes_per_token
+    st.caption(
+        f"{costs.num_heads} query heads on {costs.num_kv_heads} K/V heads · "
+        f"{costs.param_count:,} parameters (W_Q, W_K, W_V, W_O) · KV cache "
+        f"{costs.kv_cache_bytes_per_token:,} bytes per token (float32)"
+        + (f", {saved:.0%} less than multi-head's {costs.mha_kv_cache_bytes_per_token:,}"
+           if saved else "")
+    )  # fmt: skip
 
 
 def draw() -> None:

@@ -1,0 +1,139 @@
+"""The explorer's "KV cache" view: causal decoding token by token. At step t one new query row
+attends the t + 1 cached keys and values; the cache grows a row a step; the rows of every step,
+stacked, are the full causal attention. A slider steps through. Wiring and drawing only: the
+steps are `attnviz.core.kv_cache.decode_with_cache`'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from attnviz.core.kv_cache import decode_with_cache
+from attnviz.drawing import figures
+from attnviz.drawing.stages import SequenceView
+from attnviz.ui.charts import chart
+from attnviz.ui.messages import plain, shown
+from attnviz.ui.state import slot
+
+STEP = slot("cache_t", 0, url=True)  # the decoding step shown
+
+
+def cache_view(view: SequenceView) -> None:
+    """The KV-cache view of one sequence (a decoder's self-attention, dot-product score)."""
+    r = view.result
+    t, s = r.weights.shape
+    if t != s or r.settings.score != "dot":
+        st.info(
+            "A KV cache serves a decoder's self-attention: each new token's query scores the "
+            "keys of itself and the tokens before it. Use the same tokens for queries and keys "
+            f"(here {t} queries and {s} keys) and the dot-product score to see it.",
+            icon=":material/info:",
+        )
+        return
+    decoded = shown(lambda: decode_with_cache(view.query, view.key, view.value, **_rules(r)))
+    if decoded is None:
+        return
+    if not 0 <= STEP.get() < t:
+        STEP.set(t - 1)
+    step = decoded.step(
+        int(st.slider("Decoding step t (the token being generated)", 0, t - 1, **STEP.widget()))
+    )
+    n = step.t + 1
+    visible = int(step.visible.sum())
+    st.caption(
+        f"Step {step.t}: the new token's query scores the {n} cached keys ({visible} visible) "
+        f"and mixes their values. The cache holds {n} rows, {step.cache_bytes:,} bytes "
+        f"of float32 keys and values"
+        + (f"; a rolling cache keeps only the visible rows, {step.kept_bytes:,} bytes."
+           if step.kept_bytes != step.cache_bytes else ".")
+    )  # fmt: skip
+    rows = list(view.cols[:n])
+    left, right = st.columns(2)
+    with left:
+        chart(
+            figures.heatmap(step.keys[0], kind="values", title=f"The cached keys ({n} × Dk)",
+                            row_labels=rows, row_title="token", col_title="feature",
+                            annotate=False),
+            "cache-keys",
+        )  # fmt: skip
+    with right:
+        chart(
+            figures.focus_row(step.weights[0], col_labels=rows, blocked=~step.visible,
+                              title=f"Step {step.t}'s weights over the cache"),
+            "cache-weights",
+        )  # fmt: skip
+    _assembled(view, decoded, step.t)
+
+
+def _rules(r) -> dict:
+    """The explorer's settings a decoding step keeps (prefix-LM is read at once, not decoded)."""
+    s = r.settings
+    return dict(
+        scale=s.scale, window=s.window, sinks=s.sinks, documents=s.documents, chunk=s.chunk,
+        position=s.position, rope_theta=s.rope_theta, alibi_heads=s.alibi_heads,
+        alibi_head=s.alibi_head,
+    )  # fmt: skip
+
+
+def _assembled(view: SequenceView, decoded, t: int) -> None:
+    """The rows decoded so far, stacked: the full causal attention once t reaches the end."""
+    weights = np.array(decoded.weights[0], dtype=np.float64)  # (T, T)
+    weights[t + 1 :] = np.nan  # rows not decoded yet
+    blocked = ~decoded.visible & np.isfinite(weights)
+    chart(
+        figures.heatmap(np.nan_to_num(weights), kind="weights", row_labels=view.rows,
+                        col_labels=view.cols, blocked=blocked | np.isnan(weights),
+                        blocked_label="not decoded yet, or not visible",
+                        title=f"Rows of steps 0 … {t}, stacked"),
+        "cache-assembled",
+    )  # fmt: skip
+    full = view.result.weights
+    if view.result.settings.causal and view.result.settings.prefix is None:
+        gap = float(np.abs(decoded.weights[0] - full).max())
+        st.caption(
+            f"Every step's row, stacked, is the causal attention of the Heatmaps view: the "
+            f"largest difference is {gap:.2g} (float32 rounding)."
+        )
+    else:
+        st.caption(
+            plain("Decoding is causal: switch the causal mask on (and prefix-LM off) and the "
+                  "stacked rows equal the Heatmaps view's weights.")
+        )  # fmt: skip
+
+
+def heads_cache_view(result, b: int, rows) -> None:
+    """Decoding with a KV cache in multi-head attention: every head's row at a step, and the
+    cache it reads, G key/value heads instead of H (grouped-query attention keeps less)."""
+    if result.shared_key_heads is None:
+        return
+    keys = (
+        result.shared_key_heads[b] if result.shared_key_heads.ndim == 4 else result.shared_key_heads
+    )
+    values = (result.shared_value_heads[b] if result.shared_value_heads.ndim == 4
+              else result.shared_value_heads)  # fmt: skip
+    queries = result.query_heads[b] if result.query_heads.ndim == 4 else result.query_heads
+    s = result.settings
+    decoded = shown(lambda: decode_with_cache(
+        queries, keys, values, scale=s.scale, window=s.window, sinks=s.sinks,
+        documents=s.documents, chunk=s.chunk, position=s.position, rope_theta=s.rope_theta,
+    ))  # fmt: skip
+    if decoded is None:
+        return
+    t = decoded.weights.shape[1]
+    if not 0 <= STEP.get() < t:
+        STEP.set(t - 1)
+    step = decoded.step(int(st.slider("Decoding step t", 0, t - 1, **STEP.widget())))
+    g, h = keys.shape[0], queries.shape[0]
+    st.caption(
+        f"Step {step.t}: each of the {h} query heads scores the {step.t + 1} cached rows of its "
+        f"K/V head. The cache holds {step.cache_bytes:,} bytes for {g} K/V head(s); one K/V "
+        f"head per query head would hold {int(decoded.mha_cache_bytes[step.t]):,}."
+    )
+    chart(
+        figures.heatmap(step.weights, kind="weights", row_labels=[f"head {q}" for q in range(h)],
+                        col_labels=list(rows[: step.t + 1]), row_title="query head",
+                        title=f"Every head's weights at step {step.t}",
+                        blocked=np.broadcast_to(~step.visible, step.weights.shape)),
+        "cache-heads",
+    )  # fmt: skip

@@ -1,0 +1,207 @@
+"""Your model: the model the person who started the server chose (`attnviz view MODEL`), on the
+text you type: every layer × head in the model view, head summaries, rollout, one head enlarged
+and opened step by step in the explorer, and a causal LM's next token.
+
+The model comes only from the server's environment (`server_config.MODEL_ENV`, set by
+`attnviz view`): a visitor can neither choose nor upload a model file (model files can carry
+code), so this page has no file uploader and no field naming a file; without a chosen model it
+says how to start one. Wiring only: loading and running are `attnviz.heads`' (`user_model`,
+`text_run`, `head_inputs`).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from attnviz.core import limits
+from attnviz.core.settings import AttentionSettings
+from attnviz.inputs.problem import LearnedWeights
+from attnviz.ui.heads_panel import HeadOpening, HeadsView, Section, model_view_panel
+from attnviz.ui.loading import back_end
+from attnviz.ui.messages import plain, shown
+from attnviz.ui.mode import Mode
+from attnviz.ui.server_config import MODEL_ENV
+from attnviz.ui.shipped import Opened
+from attnviz.ui.state import slot
+
+if TYPE_CHECKING:
+    from attnviz.heads.text_run import TextRun
+    from attnviz.heads.user_model import UserModel
+
+TEXT = slot("model_text", "")  # the text (or token ids) the model runs on
+RUNS = slot("model_runs", None, kind=dict)  # (source, text) -> (model, TextRun), this session's
+RUNS_KEPT = 3  # texts a session keeps inspected (a 12 × 12-head run at 256 tokens: ~75 MB)
+DEFAULT_TEXT = "The cat sat on the mat because it was tired."
+NAMES = {  # kind -> (section name, in chart titles, rows, columns)
+    "self": ("self-attention", "self", "token", "token"),
+    "cross": ("cross-attention", "cross", "query", "key"),
+    "unknown": ("attention", "attention", "query", "key"),
+}
+HOW_TO_START = """No model was chosen when this server started. To see your own model here, start
+attnviz with it, on your machine:
+
+```sh
+attnviz view my_model.keras          # a .keras file (loaded with safe_mode=True)
+attnviz view ./my_preset_folder      # a keras-hub preset folder (save_to_preset)
+attnviz view gpt2_base_en            # a keras-hub preset name (keras-hub downloads it)
+```
+
+or, in a notebook, `attnviz.view(model, tokenizer=tokenizer)`. Presets need keras-hub:
+`pip install "attnviz[hub]"`. Only the person who starts the server chooses its model: this page
+never takes a model file from a visitor (a model file can carry code)."""
+
+
+@st.cache_resource(max_entries=1, show_spinner="Loading your model…")
+def chosen_model(source: str) -> UserModel:
+    """The chosen model, loaded once per server and shared read-only by every session."""
+    return back_end("attnviz.heads.user_model").load_model(source)
+
+
+def draw() -> None:
+    """The whole page."""
+    source = os.environ.get(MODEL_ENV, "").strip()
+    if not source:
+        st.info(HOW_TO_START, icon=":material/info:")
+        return
+    user = shown(lambda: chosen_model(source), "Your model could not be loaded. ")
+    if user is None:
+        return
+    st.caption(plain(user.description) + ".")
+    text = _text_input(user)
+    run = _inspected(user, text)
+    if run is None:
+        return
+    tokens = run.inputs.tokens
+    st.caption(plain(f"{len(tokens)} tokens: {' · '.join(tokens)}"))
+    for note in (*run.inputs.notes, *(f"Not drawn: {s}." for s in run.skipped)):
+        st.caption(plain(note))
+    if run.next:
+        _next_tokens(run)
+    model_view_panel(_heads_view(user, run))
+
+
+def _text_input(user: UserModel) -> str:
+    """The text box (token ids when the model has no tokenizer)."""
+    if user.tokenizer is not None:
+        TEXT.setdefault(DEFAULT_TEXT)
+        label = f"Your text ({limits.MAX_VIEW_TOKENS} tokens at most)"
+    else:
+        top = min(8, user.vocabulary_size or 8)
+        TEXT.setdefault(" ".join(str(i) for i in range(1, top)) or "0")
+        label = "Token ids, separated by spaces (the model has no tokenizer)"
+    return st.text_area(label, height=80, **TEXT.widget())
+
+
+def _inspected(user: UserModel, text: str) -> TextRun | None:
+    """The model's run on `text` (None after showing why not), kept per session: clicking
+    through heads does not run the model again. The model is kept beside its runs, so an id is
+    never reused."""
+    cache = RUNS.get()
+    if cache is None:
+        cache = {}
+        RUNS.set(cache)
+    key = (id(user), text)
+    if key not in cache:
+        runner = back_end("attnviz.heads.text_run")
+        with st.spinner("Running your model…"):
+            run = shown(lambda: runner.run_text(user, text))
+        if run is None:
+            return None
+        while len(cache) >= RUNS_KEPT:
+            cache.pop(next(iter(cache)))
+        cache[key] = (user, run)
+    return cache[key][1]
+
+
+def _next_tokens(run: TextRun) -> None:
+    st.subheader("Next token")
+    st.caption("The causal LM's prediction after the last token: the softmax of its logits.")
+    st.dataframe(
+        {
+            "next token": [p.token for p in run.next],
+            "id": [p.token_id for p in run.next],
+            "probability": [p.probability for p in run.next],
+        },
+        hide_index=True,
+        column_config={
+            "probability": st.column_config.ProgressColumn(
+                "probability", format="%.3f", min_value=0.0, max_value=1.0
+            )
+        },
+    )
+
+
+def _heads_view(user: UserModel, run: TextRun) -> HeadsView:
+    """The model view of every stacked kind: tokens as labels where they fit."""
+    stacks, labels, titles, sections = {}, {}, {}, {}
+    for kind, stack in run.stacks.items():
+        part, short, rows, cols = NAMES[kind]
+        labels[kind] = _labels_of(run, kind)
+        stacks[kind], titles[kind] = stack.weights, (rows, cols)
+        said = (f"Each row of heads is one {part} call, in the order the model ran them "
+                f"(layer 0: {stack.keys[0]}). {stack.positions}")  # fmt: skip
+        sections[kind] = Section(part, short, stack.blocked, kind == "self", said)
+    return HeadsView(
+        stacks, labels, axis_titles=titles, sections=sections,
+        opener=lambda kind, layer, head: _opening(user, run, kind, layer, head),
+    )  # fmt: skip
+
+
+def _opening(user: UserModel, run: TextRun, kind: str, layer: int, head: int) -> HeadOpening:
+    """What the enlarged head says, and its Q, K and V for the explorer."""
+    call = run.inspection[run.stacks[kind].keys[layer]]
+    found = back_end("attnviz.heads.head_inputs")
+    try:
+        inputs = found.head_inputs(call, head)
+    except ValueError as err:
+        return HeadOpening(plain(str(err)), None)
+    t, d_k = inputs.query.shape
+    s, d_v = inputs.value.shape
+    if inputs.scale:
+        scaling = f"scores × 1/√{d_k}"
+    elif inputs.factor == 1.0:
+        scaling = "the layer scaled Q before Q·Kᵀ, so the scores are used as they are"
+    else:
+        scaling = f"Q × the layer's scale {inputs.factor:.6g}"
+    if inputs.reproduced:
+        verdict = f"The explorer reproduces this head's weights (to {inputs.difference:.0e})."
+    else:
+        verdict = (f"The explorer's weights differ from this head's by up to "
+                   f"{inputs.difference:.3g}: {'; '.join(inputs.reasons)}.")  # fmt: skip
+    caption = (
+        f"Q, K and V of this head as `{call.key}` multiplied them (after its position scheme): "
+        f"{t} × {d_k}, {s} × {d_k} and {s} × {d_v}; {scaling}"
+        f"{', causal mask' if inputs.causal else ''}. {verdict}"
+    )
+    rows, cols = _labels_of(run, kind)
+    learned = LearnedWeights(
+        params={},
+        labels=(tuple(rows), tuple(cols)),
+        source=f"your model, {call.key} · head {head}",
+        note="Q, K and V are this head's, as the layer multiplied them (after RoPE, if any); "
+        "the score is the dot product.",
+    )
+    opened = Opened(inputs.query, inputs.key, inputs.value, learned,
+                    AttentionSettings("dot", inputs.scale, inputs.causal))  # fmt: skip
+    return HeadOpening(plain(caption), opened)
+
+
+def _labels_of(run: TextRun, kind: str) -> tuple[list[str], list[str]]:
+    """Row and column labels of a stack: the tokens where their number fits, else positions."""
+    tokens = list(run.inputs.tokens)
+    t, s = run.stacks[kind].weights.shape[-2:]
+    return tuple(tokens if n == len(tokens) else [str(i) for i in range(n)] for n in (t, s))
+
+
+MODE = Mode(
+    name="model",
+    label="Your model",
+    icon=":material/model_training:",
+    intro="Your own Keras model, chosen when the server started (attnviz view MODEL): every "
+    "layer × head on your text.",
+    draw=draw,
+    url_texts=(TEXT,),
+)

@@ -1,0 +1,37 @@
+"""The explorer's "Positions" view: what the position scheme alone does. Every token is made the
+same, so the scores show the pure position pattern (RoPE: constant along each diagonal, a
+function of i − j; ALiBi: each head's penalty). Wiring and drawing only."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnviz.drawing.positions import offset_lines, probe_heatmap
+from attnviz.drawing.stages import SequenceView
+from attnviz.inputs.probe import position_probe
+from attnviz.ui.charts import chart
+from attnviz.ui.messages import shown
+
+
+def position_view(view: SequenceView) -> None:
+    """The position pattern of the explorer's scheme, on identical tokens of this length."""
+    s = view.result.settings
+    t, d = view.result.weights.shape[0], view.query.shape[1]
+    heads = s.alibi_heads if s.position == "alibi" else 1
+    probe = shown(lambda: position_probe(t, d, s.position, num_heads=heads,
+                                         rope_theta=s.rope_theta))  # fmt: skip
+    if probe is None:
+        return
+    st.caption(
+        f"{t} copies of one token (all features 1), scored with the dot product under "
+        + ("RoPE: each diagonal is one value, because a rotation by i·ω against one by j·ω "
+           "leaves only the angle (i − j)·ω." if s.position == "rope" else
+           f"ALiBi: the scores are the penalty −m·|i − j| itself, one slope per head; this "
+           f"page uses head {s.alibi_head}'s.")
+    )  # fmt: skip
+    left, right = st.columns(2)
+    with left:
+        chart(probe_heatmap(probe, s.alibi_head if s.position == "alibi" else 0), "probe")
+    with right:
+        if probe.relative:
+            chart(offset_lines(probe), "probe-offsets")

@@ -1,0 +1,65 @@
+"""Tests for ui/lesson.py and attnviz/lessons: every lesson opens its page prepared as it says,
+keeps the learner's changes until another lesson is opened, and links to the next one."""
+
+from __future__ import annotations
+
+import app_support as ui
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnviz.lessons import LESSONS, get_lesson
+from attnviz.ui.modes import MODES_BY_NAME
+
+
+def test_the_path_has_at_least_the_ten_concepts_in_order():
+    titles = [lesson.title for lesson in LESSONS]
+    assert len(titles) >= 10
+    for word in ("query", "softmax", "√d_k", "Masks", "score", "Q, K and V", "heads",
+                 "three ways", "learned", "trained heads"):  # fmt: skip
+        assert any(word.lower() in title.lower() for title in titles), word
+    assert [lesson.slug for lesson in LESSONS[:2]] == ["lesson-1", "lesson-2"]
+    for lesson in LESSONS:
+        assert lesson.mode in MODES_BY_NAME and lesson.text and lesson.try_this
+
+
+def test_a_lesson_outside_the_path_is_refused():
+    with pytest.raises(ValueError, match="numbered 1 to"):
+        get_lesson(len(LESSONS) + 1)
+
+
+@pytest.fixture(scope="module")
+def session() -> AppTest:
+    at = ui.new_session("matrices")
+    ui.assert_ok(at)
+    return at
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[lesson.slug for lesson in LESSONS])
+def test_every_lesson_opens_its_page_prepared(session, lesson):
+    ui.open_page(session, lesson.slug)
+    ui.assert_ok(session)
+    assert session.header[0].value == f"{lesson.number}. {lesson.title}"
+    assert any(lesson.try_this[:40] in i.value for i in session.info)
+    assert f"Lesson {lesson.number} of {len(LESSONS)}" in ui.captions(session)
+    assert session.get("plotly_chart") or lesson.setup.get("source") == "Train"
+
+
+def test_lesson_4_prepares_the_masking_pitfall_and_keeps_the_learners_changes():
+    at = ui.new_session("matrices")
+    ui.open_page(at, "lesson-4")
+    assert ui.preset_box(at).value == "06_masking_pitfall"
+    assert at.toggle(key="causal").value is True and at.radio(key="mask_value").value == "-1e9"
+    np.testing.assert_allclose(ui.weights(at)[0], 1 / 3, atol=1e-6)  # the pitfall: uniform
+    at.toggle(key="causal").set_value(False).run()  # the learner tries something
+    at.run()
+    assert at.toggle(key="causal").value is False  # not prepared again on every run
+    ui.open_page(at, "lesson-5")
+    ui.open_page(at, "lesson-4")  # opened again: prepared again
+    assert at.toggle(key="causal").value is True
+
+
+def test_lesson_3_compares_scaled_and_unscaled_on_the_keras_tutorial_inputs():
+    at = ui.new_session("matrices")
+    ui.open_page(at, "lesson-3")
+    assert ui.titles(at)[:2] == ["A: current settings", "B: unscaled"]
