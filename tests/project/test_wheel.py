@@ -110,6 +110,7 @@ from streamlit.testing.v1 import AppTest
 
 model = load_pretrained("dates", "dot")
 page = AppTest.from_file({str(installed / "attnviz" / "ui" / "page.py")!r}, default_timeout=180)
+page.query_params["mode"] = "matrices"  # the explorer (the start page draws one picture)
 page.run()
 print(json.dumps({{
     "package": attnviz.__file__,
