@@ -1,0 +1,111 @@
+"""What switching one head off does: a head × metric heatmap, coloured by how much worse each
+metric gets when that head alone is switched off, each cell saying the metric and its change.
+
+Shape letters: L layers, H heads per layer, M metrics.
+
+Pure numpy + plotly, like the rest of `drawing`: the Learn page's language model draws an
+`AblationTable` with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from attnviz.drawing.figures import FONT_SIZE, WEIGHTS_COLORSCALE
+from attnviz.drawing.phase_change import head_name
+
+
+def harm(values: Any, baseline: Any, higher_is_better: Sequence[bool]) -> np.ndarray:
+    """`(L·H, M)` how much worse each metric got, from 0 (no worse, or better) to 1 (the most
+    any head made that metric worse): each column scaled by its own largest harm, so losses in
+    nats and accuracies in fractions share one colour scale. `values` `(L·H, M)` with the head
+    off; `baseline` `(M,)` with nothing off."""
+    off = np.asarray(values, dtype=float)
+    base = np.asarray(baseline, dtype=float)
+    sign = np.where(np.asarray(higher_is_better, dtype=bool), 1.0, -1.0)
+    worse = np.clip((base - off) * sign, 0.0, None)  # (L·H, M)
+    worse = np.nan_to_num(worse, nan=0.0)
+    largest = worse.max(axis=0, initial=0.0)
+    return np.divide(worse, largest, out=np.zeros_like(worse), where=largest > 0)
+
+
+def ablation_figure(
+    names: Sequence[str],
+    values: Any,
+    baseline: Any,
+    higher_is_better: Sequence[bool],
+    n_heads: int,
+    *,
+    percent: Sequence[bool] | None = None,
+    title: str = "",
+) -> go.Figure:
+    """The heatmap: one row per head (layer by layer), one column per metric.
+
+    Args:
+        names: `(M,)` the metrics' labels.
+        values: `(L·H, M)` each metric with that head switched off.
+        baseline: `(M,)` each metric with nothing switched off.
+        higher_is_better: `(M,)` True for accuracies, False for losses.
+        n_heads: H, heads per layer (rows are named "layer l · head h").
+        percent: `(M,)` which metrics to print as percentages (default: the accuracies).
+        title: the figure title (plain text).
+    """
+    off = np.asarray(values, dtype=float)
+    base = np.asarray(baseline, dtype=float)
+    m = len(names)
+    if off.ndim != 2 or off.shape[1] != m or base.shape != (m,) or len(higher_is_better) != m:
+        raise ValueError(
+            f"`values` must be (heads, {m}) and `baseline` ({m},), one column per metric name. "
+            f"Received: {off.shape} and {base.shape}."
+        )
+    if n_heads < 1 or off.shape[0] % n_heads:
+        raise ValueError(f"{off.shape[0]} rows are not whole layers of {n_heads} heads.")
+    percent = list(higher_is_better) if percent is None else list(percent)
+    rows = [head_name(r // n_heads, r % n_heads) for r in range(off.shape[0])]
+    colour = harm(off, base, higher_is_better)
+    text = [[_cell(off[r, c], base[c], percent[c]) for c in range(m)] for r in range(len(rows))]
+    trace = dict(
+        type="heatmap",
+        z=colour,
+        x=list(names),
+        y=rows,
+        text=text,
+        texttemplate="%{text}",
+        textfont=dict(size=FONT_SIZE - 1),
+        colorscale=WEIGHTS_COLORSCALE,
+        zmin=0.0,
+        zmax=1.0,
+        colorbar=dict(
+            title=dict(text="how much worse", side="right"),
+            thickness=12,
+            tickvals=[0, 1],
+            ticktext=["no worse", "worst"],
+        ),  # fmt: skip
+        hovertemplate="%{y}, switched off<br>%{x}: %{text}<extra></extra>",
+        xgap=1,
+        ygap=1,
+    )
+    height = int(min(900, 140 + 34 * len(rows)))
+    layout = dict(
+        title=dict(text=title, x=0.0, xanchor="left"),
+        height=height,
+        margin=dict(l=130, r=40, t=90 if title else 40, b=20),
+        font=dict(size=FONT_SIZE),
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        xaxis=dict(side="top", tickangle=0, fixedrange=True),
+        yaxis=dict(autorange="reversed", fixedrange=True),
+    )
+    return go.Figure(data=[trace], layout=layout)
+
+
+def _cell(value: float, baseline: float, percent: bool) -> str:
+    if np.isnan(value):
+        return "–"
+    if percent:
+        return f"{100 * value:.0f} % ({100 * (value - baseline):+.0f})"
+    return f"{value:.2f} ({value - baseline:+.2f})"

@@ -1,0 +1,38 @@
+"""Tests for drawing/ablation.py: heads switched off one at a time, coloured by how much worse
+each metric got (each metric on its own scale), with the numbers in the cells."""
+
+import numpy as np
+import pytest
+
+from attnviz.drawing.ablation import ablation_figure, harm
+
+NAMES = ("loss", "in-context accuracy")
+BASE = np.array([1.0, 0.99])
+OFF = np.array([[1.0, 0.99], [3.0, 0.03], [1.5, 0.50], [0.9, 0.995]])  # 2 layers × 2 heads
+
+
+def test_harm_is_how_much_worse_scaled_per_metric():
+    got = harm(OFF, BASE, [False, True])
+    expected = np.array([[0, 0], [1, 1], [0.25, 0.49 / 0.96], [0, 0]])  # better counts as 0
+    np.testing.assert_allclose(got, expected)
+
+
+def test_no_head_matters_gives_no_colour():
+    np.testing.assert_array_equal(harm(np.tile(BASE, (3, 1)), BASE, [False, True]), 0)
+
+
+def test_the_heatmap_names_heads_and_prints_values_with_their_change():
+    fig = ablation_figure(NAMES, OFF, BASE, [False, True], n_heads=2, title="Heads off")
+    (trace,) = fig.data
+    assert list(trace.y) == ["layer 0 · head 0", "layer 0 · head 1", "layer 1 · head 0",
+                             "layer 1 · head 1"]  # fmt: skip
+    assert list(trace.x) == list(NAMES)
+    assert list(trace.text[1]) == ["3.00 (+2.00)", "3 % (-96)"]
+    np.testing.assert_allclose(np.asarray(trace.z), harm(OFF, BASE, [False, True]))
+
+
+def test_shapes_that_do_not_fit_are_refused():
+    with pytest.raises(ValueError, match="one column per metric"):
+        ablation_figure(NAMES, OFF[:, :1], BASE, [False, True], n_heads=2)
+    with pytest.raises(ValueError, match="whole layers"):
+        ablation_figure(NAMES, OFF[:3], BASE, [False, True], n_heads=2)
