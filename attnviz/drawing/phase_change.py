@@ -40,14 +40,20 @@ def biggest_jump(epochs: Any, accuracy: Any) -> int | None:
     return int(np.asarray(epochs)[k + 1]) if rise[k] > 0 else None
 
 
-def best_heads(previous_token: Any, induction: Any) -> tuple[tuple[int, int], tuple[int, int]]:
+def best_heads(
+    previous_token: Any, induction: Any
+) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
     """`((layer, head) of the highest previous-token score, (layer, head) of the highest
-    induction score)` in `(L, H)` score arrays (the last epoch's, say)."""
-    prev, ind = np.asarray(previous_token), np.asarray(induction)
-    shape = prev.shape
-    p = np.unravel_index(int(np.nanargmax(prev)), shape)
-    i = np.unravel_index(int(np.nanargmax(ind)), shape)
-    return (int(p[0]), int(p[1])), (int(i[0]), int(i[1]))
+    induction score)` in `(L, H)` score arrays (the last epoch's, say); None where no score was
+    recorded."""
+
+    def best(scores: np.ndarray) -> tuple[int, int] | None:
+        if not np.isfinite(scores).any():
+            return None
+        layer, head = np.unravel_index(int(np.nanargmax(scores)), scores.shape)
+        return int(layer), int(head)
+
+    return best(np.asarray(previous_token, dtype=float)), best(np.asarray(induction, dtype=float))
 
 
 def phase_change_figure(curves: Any, *, title: str = "") -> go.Figure:
@@ -56,7 +62,8 @@ def phase_change_figure(curves: Any, *, title: str = "") -> go.Figure:
     Args:
         curves: an `LMCurves` (or anything with its fields): `epochs (E,)`, `loss (E,)`
             (NaN at epoch 0), `val_loss (E,)`, `val_in_context_accuracy (E,)` from 0 to 1,
-            `previous_token (E, L, H)` and `induction (E, L, H)` scores from 0 to 1.
+            `previous_token (E, L, H)` and `induction (E, L, H)` scores from 0 to 1 (NaN for a
+            head whose scores were not recorded: it is not drawn).
         title: the figure title (plain text).
 
     Returns:
@@ -87,6 +94,8 @@ def phase_change_figure(curves: Any, *, title: str = "") -> go.Figure:
                 (ind, "induction", "solid", best_ind, INDUCTION_COLOR),
                 (prev, "previous-token", "dot", best_prev, PREVIOUS_COLOR),
             ):
+                if np.isnan(scores[:, layer, head]).all():  # not recorded: nothing to draw
+                    continue
                 mine = (layer, head) == best
                 name = f"{kind}: {head_name(layer, head)}" if mine else "other heads"
                 trace = _line(epochs, scores[:, layer, head], name, "y3", dash,

@@ -70,6 +70,8 @@ class LMStats:
     val_in_context_accuracy: float  # of the kept weights: over the in-context positions
     parameters: int  # trained numbers in the model
     history: tuple[tuple[float, ...], ...] = field(default=())  # one row per report (below)
+    head_scores: tuple[tuple[float, ...], ...] = field(default=())  # one row per report: every
+    # head's previous-token score (layer by layer, L·H), then every head's induction score
 
     # history rows: (epoch, loss, accuracy, val loss, val accuracy, val in-context accuracy,
     # best previous-token score, best induction score, seconds); epoch 0 has NaN loss and
@@ -103,6 +105,31 @@ class LMCurves:
             val_in_context_accuracy=np.array([r.validation.in_context_accuracy for r in reports]),
             previous_token=np.stack([r.previous_token for r in reports]),
             induction=np.stack([r.induction for r in reports]),
+        )
+
+    @classmethod
+    def of_stats(cls, stats: LMStats, layers: int, heads: int) -> LMCurves:
+        """The curves of a trained model's record (a shipped one's, say): its history rows and,
+        when recorded, every head's scores (else NaN: only the losses and accuracy draw)."""
+        if not stats.history:
+            raise ValueError("This model's record has no history: there is no epoch to plot.")
+        rows = np.array(stats.history, dtype=float)  # (E, 9), see LMStats
+        e, n = len(rows), layers * heads
+        scores = np.full((e, 2 * n), np.nan)
+        if stats.head_scores:
+            scores = np.array(stats.head_scores, dtype=float)
+            if scores.shape != (e, 2 * n):
+                raise ValueError(
+                    f"The record's head scores are {scores.shape}; a model of {layers} layers × "
+                    f"{heads} heads over {e} epochs has ({e}, {2 * n})."
+                )
+        return cls(
+            epochs=rows[:, 0].astype(int),
+            loss=rows[:, 1],
+            val_loss=rows[:, 3],
+            val_in_context_accuracy=rows[:, 5],
+            previous_token=scores[:, :n].reshape(e, layers, heads),
+            induction=scores[:, n:].reshape(e, layers, heads),
         )
 
 
@@ -267,4 +294,8 @@ def _stats(model: LanguageModel, training: TrainConfig, reporter: _LMReporter, s
         val_in_context_accuracy=best.in_context_accuracy,
         parameters=model.parameter_count,
         history=history,
+        head_scores=tuple(
+            tuple(float(x) for x in (*r.previous_token.ravel(), *r.induction.ravel()))
+            for r in reporter.reports
+        ),
     )

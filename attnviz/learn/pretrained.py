@@ -209,10 +209,16 @@ def _read_weights(path: Traversable, expected: list[np.ndarray]) -> list[np.ndar
 
 
 def _stats_from(stats: dict[str, Any], kind: type = TrainingStats) -> Any:
-    """`TrainingStats` (or `LMStats`) from its JSON form (None back to NaN in the history)."""
-    history = tuple(tuple(math.nan if v is None else v for v in row) for row in stats["history"])
+    """`TrainingStats` (or `LMStats`) from its JSON form (None back to NaN in the history and
+    the head scores)."""
+
+    def rows(name: str) -> tuple[tuple[float, ...], ...]:
+        return tuple(tuple(math.nan if v is None else v for v in row) for row in stats[name])
+
+    tables = {name: rows(name) for name in ("history", "head_scores") if name in stats}
     known = {f.name for f in fields(kind)}
-    return kind(**{k: v for k, v in stats.items() if k in known - {"history"}}, history=history)
+    plain = {k: v for k, v in stats.items() if k in known and k not in tables}
+    return kind(**plain, **tables)
 
 
 @dataclass(frozen=True)

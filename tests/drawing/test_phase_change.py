@@ -71,3 +71,23 @@ def test_scores_of_the_wrong_shape_are_refused():
     curves.induction = curves.induction[:, 0]
     with pytest.raises(ValueError, match="epochs, layers, heads"):
         phase_change_figure(curves)
+
+
+def test_heads_without_recorded_scores_are_not_drawn():
+    curves = _curves()
+    keep = np.zeros((2, 3), bool)
+    keep[1, 1] = keep[0, 2] = True  # a shipped record keeps the best heads' scores only
+    curves.previous_token = np.where(keep, curves.previous_token, np.nan)
+    curves.induction = np.where(keep, curves.induction, np.nan)
+    names = [t.name for t in phase_change_figure(curves).data]
+    assert "induction: layer 1 · head 1" in names and "previous-token: layer 0 · head 2" in names
+    assert names.count("other heads") == 2  # the best induction head's previous-token line, ...
+
+
+def test_a_record_without_head_scores_draws_its_losses_alone():
+    curves = _curves()
+    curves.previous_token = np.full_like(curves.previous_token, np.nan)
+    curves.induction = np.full_like(curves.induction, np.nan)
+    assert best_heads(curves.previous_token[-1], curves.induction[-1]) == (None, None)
+    names = [t.name for t in phase_change_figure(curves).data]
+    assert names == ["training loss", "validation loss", "in-context accuracy"]

@@ -161,6 +161,24 @@ def test_the_shipped_induction_model_and_its_record():
     )
 
 
+def test_the_shipped_induction_record_shows_the_phase_change_head_by_head():
+    from attnviz.learn.lm_training import LMCurves
+
+    model = load_lm("induction")
+    curves = LMCurves.of_stats(model.stats, layers=2, heads=4)
+    e = model.stats.epochs_run + 1  # epoch 0, untrained, first
+    assert curves.previous_token.shape == curves.induction.shape == (e, 2, 4)
+    assert np.isnan(curves.loss[0]) and not np.isnan(curves.loss[1:]).any()
+    # the record's best-head columns are the maxima of its every-head scores
+    rows = np.array(model.stats.history, dtype=float)
+    np.testing.assert_allclose(curves.previous_token.max(axis=(1, 2)), rows[:, 6])
+    np.testing.assert_allclose(np.nanmax(curves.induction, axis=(1, 2)), rows[:, 7])
+    assert curves.induction[0, 1].max() < 0.3 < 0.8 < curves.induction[-1, 1, 0]  # it formed
+    assert curves.previous_token[-1, 0, 0] >= 0.8
+    with pytest.raises(ValueError, match="2 layers × 3 heads"):
+        LMCurves.of_stats(model.stats, layers=2, heads=3)
+
+
 def test_the_shipped_stories_model_beats_the_unigram_floor():
     model = load_lm("text")
     fresh = pretrained.read_record("text", "lm")["fresh"]
