@@ -4,22 +4,24 @@ attnviz's model view draws, with the same click to enlarge a head.
 Shape letters: L layers, H heads, T queries (output tokens), S keys (source tokens).
 
 Random attention weights (softmax of standard normal logits, numpy float32, from a seed) for
-each way ("encoder self" S × S, "decoder self" T × T with a causal mask, "cross" T × S), and
-the plotly charts attnviz's model view draws for them, with the same keys, titles and sizes:
+each way, named as attnviz names them ("bidirectional" S × S, "causal" T × T with a causal mask,
+"cross" T × S), and the plotly charts attnviz's model view draws for them, with the same keys
+(a head map's is `mv_map_<way>`, so one selector finds it in both apps), titles and sizes:
 for each way one figure of L × H small heatmaps on one colour axis (subplot domains; the
 decoder's masked cells a second, grey heatmap trace, as attnviz draws them) and one clickable
 "head map" (L × H square scatter markers, `on_select`); the attention rollout of each
-self-attention (numpy); and the enlarged head, titled "<way> · layer <l> · head <h>". Clicking
+self-attention (numpy); and the enlarged head, titled "<short name> · layer <l> · head <h>"
+("encoder self", "decoder self" or "cross", as attnviz's titles). Clicking
 a square of a head map enlarges that head (point index = layer · H + head), as in attnviz. No
 TensorFlow, no summaries (the map's colour is the head's maximum weight), no tables, no hover
 text, no tick labels in the grid, plotly's default ticks elsewhere and no other widgets:
 whatever attnviz takes beyond this page is its own overhead.
 
-The sizes come from the URL: `layers`, `heads`, `ways` (3: encoder self, decoder self and
-cross, as a trained Transformer; 2: decoder self and cross, as the Decoder mode), `t`, `s` and
+The sizes come from the URL: `layers`, `heads`, `ways` (3: bidirectional, causal and
+cross, as a trained Transformer; 2: causal and cross, as the Decoder page), `t`, `s` and
 `seed`. Run from `bench/`: `streamlit run floor_model_view.py`, then open
-`/?layers=2&heads=4&ways=3&t=11&s=24` (the Learn mode's Transformer) or
-`/?layers=6&heads=12&ways=2&t=5&s=5` (the Decoder mode, 6 layers of 12 heads).
+`/?layers=2&heads=4&ways=3&t=11&s=24` (the Learn page's Transformer) or
+`/?layers=6&heads=12&ways=2&t=5&s=5` (the Decoder page, 6 layers of 12 heads).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-WAYS = ("encoder self", "decoder self", "cross")
+WAYS = {"bidirectional": "encoder self", "causal": "decoder self", "cross": "cross"}  # way ->
+# its short name in titles, as attnviz's `core/ways.py`
 GRID_PX, WIDE_GRID_PX = 480, 860  # px a row of heads gets beside / above the head map
 CELL_MIN, CELL_MAX, GAP, STRIP = 56, 180, 8, 22  # px, as attnviz's model view
 GREY = "#9a9a9a"
@@ -135,7 +138,7 @@ def heatmap(matrix: np.ndarray, title: str) -> go.Figure:
 
 def clicked(way: str, n_heads: int) -> None:
     """A head map was clicked: enlarge the head under the click (before the run)."""
-    event = st.session_state.get(f"mv-map-{way.replace(' ', '-')}") or {}
+    event = st.session_state.get(f"mv_map_{way}") or {}
     points = event.get("selection", {}).get("points", [])
     index = points[0].get("point_index") if points else None
     if isinstance(index, int):
@@ -144,21 +147,20 @@ def clicked(way: str, n_heads: int) -> None:
 
 def way_section(way: str, stack: np.ndarray) -> None:
     """The grid of one way's heads and its head map (beside it if the heads fit, else below)."""
-    slug = way.replace(" ", "-")
-    st.subheader(way)
+    st.subheader(WAYS[way])
     n_heads = stack.shape[1]
     beside = n_heads * (CELL_MIN + GAP) <= GRID_PX
     left, right = st.columns([3, 2]) if beside else (st.container(), None)
     with left:
-        fig = grid(stack, way == "decoder self", GRID_PX if beside else WIDE_GRID_PX)
-        st.plotly_chart(fig, key=f"mv-grid-{slug}", width="content")
+        fig = grid(stack, way == "causal", GRID_PX if beside else WIDE_GRID_PX)
+        st.plotly_chart(fig, key=f"mv-grid-{way}", width="content")
     if right is None:
         right, _ = st.columns(2)
     chosen = st.session_state[HEAD_KEY]
     with right:
         st.plotly_chart(
             head_map(stack.max(axis=(2, 3)), chosen[1:] if chosen[0] == way else None),
-            key=f"mv-map-{slug}",
+            key=f"mv_map_{way}",
             on_select=functools.partial(clicked, way, n_heads),
             selection_mode="points",
         )
@@ -170,10 +172,10 @@ def main() -> None:
     n_layers, n_heads = param("layers", 2), param("heads", 4)
     t, s = param("t", 11), param("s", 24)
     rng = np.random.default_rng(param("seed", 0))
-    shapes = {"encoder self": (s, s), "decoder self": (t, t), "cross": (t, s)}
+    shapes = {"bidirectional": (s, s), "causal": (t, t), "cross": (t, s)}
     stacks = {
-        way: weights(rng, (n_layers, n_heads, *shapes[way]), way == "decoder self")
-        for way in WAYS[-param("ways", 3) :]
+        way: weights(rng, (n_layers, n_heads, *shapes[way]), way == "causal")
+        for way in list(WAYS)[-param("ways", 3) :]
     }
     st.title("attnviz model-view floor")
     st.caption(f"{n_layers} layers × {n_heads} heads · T {t} · S {s} · numpy float32")
@@ -181,16 +183,16 @@ def main() -> None:
     for way, stack in stacks.items():
         way_section(way, stack)
     st.subheader("Attention rollout")
-    selves = [way for way in ("encoder self", "decoder self") if way in stacks]
+    selves = [way for way in ("bidirectional", "causal") if way in stacks]
     for column, way in zip(st.columns(2), selves, strict=False):
         with column:
-            fig = heatmap(rollout(stacks[way]), f"Rollout of the {way}-attention")
-            st.plotly_chart(fig, key=f"mv-rollout-{way.replace(' ', '-')}")
+            fig = heatmap(rollout(stacks[way]), f"Rollout of the {WAYS[way]}-attention")
+            st.plotly_chart(fig, key=f"mv-rollout-{way}")
     st.subheader("One head, enlarged")
     way, layer, head = st.session_state[HEAD_KEY]
     left, _ = st.columns([3, 2])
     with left:
-        title = f"{way} · layer {layer} · head {head}"
+        title = f"{WAYS[way]} · layer {layer} · head {head}"
         st.plotly_chart(heatmap(stacks[way][layer, head], title), key="mv-enlarged")
 
 
