@@ -310,7 +310,7 @@ def _progress(run: TrainingRun) -> RunSnapshot:
 def _draw_progress(run: TrainingRun, snapshot: RunSnapshot) -> None:
     done = len(snapshot.reports) - 1 if snapshot.reports else 0
     words = {
-        "waiting": "Waiting for another session's training to finish…",
+        "waiting": _waiting_words(snapshot),
         "training": f"Training: epoch {done} of {snapshot.epochs} done ({snapshot.seconds:.0f} s)",
         "done": f"Trained {epochs_in_words(done)} in {snapshot.seconds:.0f} s.",
         "stopped": f"Stopped after {epochs_in_words(done)}; the best epoch is kept.",
@@ -322,11 +322,58 @@ def _draw_progress(run: TrainingRun, snapshot: RunSnapshot) -> None:
     st.progress(min(1.0, done / max(1, snapshot.epochs)), text=words)
     if run.running:
         st.button("Stop", on_click=run.stop, icon=":material/stop:", key="learn_stop")
+    if snapshot.state == "waiting":
+        _shipped_meanwhile(run)
     if not snapshot.reports:
         return
     rows = [_history_row(r) for r in snapshot.reports]
     st.plotly_chart(training_curves(rows, title="Loss and accuracy per epoch"), key="live-curves")
     _probe_history(snapshot)
+
+
+def _waiting_words(snapshot: RunSnapshot) -> str:
+    """Where a waiting run is in the queue and when it should start."""
+    when = (
+        "an estimate follows once the training ahead of it has finished an epoch"
+        if snapshot.starts_in is None
+        else f"it should start in about {_duration(snapshot.starts_in)}"
+    )
+    place = _ordinal(snapshot.place) if snapshot.place else "next"
+    return f"Waiting for the server's training slot: {place} in the queue; {when}."
+
+
+def _ordinal(n: int) -> str:
+    """ "1st", "2nd", "3rd", "4th", "11th", "22nd"."""
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _duration(seconds: float) -> str:
+    """ "10 s", "1 min 30 s", "12 min": rounded up to 10 s (to a minute from 10 minutes)."""
+    step = 60 if seconds >= 600 else 10
+    rounded = max(step, step * math.ceil(seconds / step))
+    minutes, rest = divmod(int(rounded), 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min" + (f" {rest} s" if rest else "")
+
+
+def _shipped_meanwhile(run: TrainingRun) -> None:
+    """While `run` waits, the shipped model of its task, a click away (if one is shipped)."""
+    if run.transformer and run.task not in TRANSFORMER_RECIPES:
+        return
+    st.caption(
+        "One training runs at a time on this server, in the order Train was pressed. Your run "
+        "stays in the queue while you look at the shipped model; come back to Train to watch it."
+    )
+    if st.button(
+        "Open the shipped model meanwhile",
+        on_click=SOURCE.set,
+        args=(MODEL_SOURCES[0],),  # "Shipped": the same task and model, trained beforehand
+        icon=":material/inventory_2:",
+        key="learn_shipped_meanwhile",
+    ):
+        st.rerun()  # the whole page (the button may be in the progress fragment)
 
 
 def _history_row(report) -> tuple[float, ...]:
