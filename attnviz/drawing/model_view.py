@@ -4,8 +4,9 @@ Shape letters: L layers (grid rows), H heads (grid columns), T queries, S keys.
 
 Like BertViz's model view, with a weight in every cell's hover and one colour scale shared by
 all heads (0 to 1). Self- and cross-attention are separate grids: draw each with its own call.
-No figure code is copied: every cell is `figures.heatmap(..., kind="weights", thumbnail=True)`,
-whose heatmap traces and data axes move into one subplot of the grid. Only the layout is new:
+No figure code is copied: every cell is `figures.heatmap(..., kind="weights", thumbnail=True)`
+(its plain parts, `figures.heatmap_parts`), whose heatmap traces and data axes move into one
+subplot of the grid. Only the layout is new:
 subplot domains, a title strip above each layer, head numbers on top, one shared colour axis
 (the thumbnails' own colour settings, moved there), and optional outlines of highlighted heads.
 Each cell's value trace carries `meta = [layer, head]`, so a click (its curve number) tells
@@ -85,11 +86,17 @@ def model_view(
     layout: dict[str, Any] = {}
     for layer in range(n_layers):
         for head in range(n_heads):
-            cell = figures.heatmap(
-                stack[layer, head], row_labels=row_labels, col_labels=col_labels,
-                kind="weights", blocked=grey[layer, head], row_title=row_title,
-                col_title=col_title, max_side=max_side, thumbnail=True,
-            )  # fmt: skip
+            cell = figures.heatmap_parts(
+                stack[layer, head],
+                row_labels=row_labels,
+                col_labels=col_labels,
+                kind="weights",
+                blocked=grey[layer, head],
+                row_title=row_title,
+                col_title=col_title,
+                max_side=max_side,
+                thumbnail=True,
+            )  # fmt: skip (the thumbnail's traces and layout, plain dicts: no go.Figure each)
             n = layer * n_heads + head + 1
             heading = f"{names[layer]} · head {head}"
             moved, colors = _moved_traces(cell, n, heading, (layer, head))
@@ -195,7 +202,7 @@ def _axis_names(n: int) -> tuple[str, str]:
 
 
 def _moved_traces(
-    cell: go.Figure, n: int, heading: str, where: tuple[int, int]
+    cell: tuple[list[dict[str, Any]], dict[str, Any]], n: int, heading: str, where: tuple[int, int]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The thumbnail's heatmaps on subplot n, hover headed by `heading`, and the value trace's
     colour settings, which move to the shared colour axis (they are the same for every cell).
@@ -205,10 +212,10 @@ def _moved_traces(
     """
     x, y = _axis_names(n)
     moved, colors = [], {}
-    for trace in cell.data:
-        if trace.type != "heatmap":
+    for trace in cell[0]:
+        if trace["type"] != "heatmap":
             continue
-        moved_trace = dict(trace.to_plotly_json(), xaxis=x, yaxis=y)
+        moved_trace = dict(trace, xaxis=x, yaxis=y)
         moved_trace["hovertemplate"] = f"{heading}<br>{moved_trace['hovertemplate']}"
         if "colorbar" in moved_trace:  # the value trace (the blocked one has no colour bar)
             colors = {k: moved_trace.pop(k) for k in ("colorscale", "zmin", "zmax", "colorbar")}
@@ -229,11 +236,10 @@ def _shared(colors: dict[str, Any], grid: _Grid) -> dict[str, Any]:
     )
 
 
-def _moved_axes(cell: go.Figure, n: int, box: tuple[float, float, float, float]):
+def _moved_axes(cell: tuple[list, dict[str, Any]], n: int, box: tuple[float, float, float, float]):
     """The thumbnail's data axes (hover names of every cell), placed in subplot n's box."""
     x, y = _axis_names(n)
-    x_axis = cell.layout.xaxis.to_plotly_json()
-    y_axis = cell.layout.yaxis.to_plotly_json()
+    x_axis, y_axis = cell[1]["xaxis"], cell[1]["yaxis"]
     suffix = "" if n == 1 else str(n)
     return {
         f"xaxis{suffix}": dict(x_axis, domain=list(box[:2]), anchor=y),
