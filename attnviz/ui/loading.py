@@ -17,7 +17,7 @@ from types import ModuleType
 
 import streamlit as st
 
-from attnviz.ui.warmup import page_drawn
+from attnviz.ui.warmup import page_drawn, warming_up
 
 LOADING_TEXT = "Loading TensorFlow (the first page after a server start takes ~5 s)…"
 _RUN = threading.local()  # what this script run (one thread per run) drew
@@ -63,12 +63,13 @@ def _clear_session_after_run(free_memory: bool = True) -> None:
     click at 16 tokens, where the attention itself takes under 1 ms. So the clear runs only
     after the modes that build Keras layers and models (`Mode.builds_models`), whose compiled
     functions the cache would otherwise keep (the decoder's held ~100 MB each), and never while
-    a session's model trains in its background thread (the clear would pull Keras's global state
-    from under it).
+    a session's model trains in its background thread or the server's warm-up builds models (the
+    clear would pull Keras's global state from under them).
     """
     from attnviz.learn.runs import training_active
 
-    if getattr(_RUN, "built_models", True) and not training_active():
+    busy = training_active() or warming_up()  # another thread is using Keras's global state
+    if getattr(_RUN, "built_models", True) and not busy:
         _KERAS_CLEAR_SESSION[0](free_memory=free_memory)
 
 

@@ -42,6 +42,7 @@ from attnviz.ui.shipped import (
     step_opened,
     task_text,
     traced,
+    warm_up_shipped,
 )
 from attnviz.ui.state import slot
 
@@ -170,13 +171,6 @@ def _task_picker() -> str:
         width="content",
     )
     return task
-
-
-def preload() -> None:
-    """Load the default shipped model (the first task, dot score) into the server's cache and
-    trace its translation (the server's warm-up calls this once)."""
-    task = TASKS[0]
-    shipped_seq2seq(task, "dot").translate(get_task(task).example[0])
 
 
 def _shipped_panel(task: str, settings: AttentionSettings):
@@ -551,4 +545,6 @@ MODE = Mode(
     url_texts=TASK_TEXTS,
     old_names=("Learn",),
     prepare=prepare,
+    warm_up=warm_up_shipped,  # every shipped model, its functions traced: compare, the model
+    # view and the other tasks open without waiting for them
 )
