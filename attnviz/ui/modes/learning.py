@@ -7,17 +7,13 @@ only: the models are `attnviz.learn`'s, loaded (with TensorFlow) once the contro
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-import numpy as np
 import streamlit as st
 
 from attnviz.core import limits
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
-from attnviz.drawing import figures
 from attnviz.drawing.curves import training_curves
 from attnviz.learn.configs import (
     TRANSFORMER_TRAINING,
@@ -45,9 +41,7 @@ from attnviz.ui.shipped import (
     warm_up_shipped,
 )
 from attnviz.ui.state import slot
-
-if TYPE_CHECKING:
-    from attnviz.learn.runs import RunSnapshot, TrainingRun
+from attnviz.ui.training_progress import attention_figure, epochs_in_words, progress
 
 ARCHITECTURES = ("GRU + attention", "Transformer")  # Seq2SeqAttention, TransformerTranslator
 MODEL_SOURCES = ("Shipped", "Train")  # a shipped checkpoint, or one trained here
@@ -66,13 +60,6 @@ VIEW = slot("learn_view", LEARN_VIEWS[0], url=True)  # the GRU model's open tab
 TRANSFORMER_VIEW = slot("learn_tview", TRANSFORMER_VIEWS[0], url=True)  # the Transformer's
 STEP = slot("learn_step", 0)  # the decoder step opened in the explorer
 RUNS = slot("learn_runs", None, kind=dict)  # (task, model, seed...) -> this session's run
-PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
-PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
-
-
-def epochs_in_words(n: int) -> str:
-    """ "1 epoch", "3 epochs"."""
-    return f"{n} epoch" if n == 1 else f"{n} epochs"
 
 
 def _settings_controls(transformer: bool) -> AttentionSettings:
@@ -268,8 +255,15 @@ def _training_panel(task: str, settings: AttentionSettings, transformer: bool = 
     if run is None:
         st.info("Press Train to train this task with these settings.", icon=":material/school:")
         return None
-    snapshot = _progress(run)
+    shipped = not transformer or task in TRANSFORMER_RECIPES  # else nothing to offer meanwhile
+    snapshot = progress(run, _open_shipped if shipped else None)
     return snapshot.model
+
+
+def _open_shipped() -> None:
+    """Show the shipped model of the task and architecture chosen (a button callback: the run
+    being trained stays in its queue)."""
+    SOURCE.set(MODEL_SOURCES[0])
 
 
 def _start(task: str, settings: AttentionSettings, transformer: bool, epochs: int, n_pairs: int):
@@ -283,147 +277,6 @@ def _start(task: str, settings: AttentionSettings, transformer: bool, epochs: in
     return runs.TrainingRun.start(task, network, training)
 
 
-@st.fragment(run_every=1.0)
-def _live_progress(run: TrainingRun) -> None:
-    snapshot = run.snapshot()
-    _draw_progress(run, snapshot)
-    if not run.running:
-        st.rerun()  # the whole page: the trained model's views appear
-
-
-def _progress(run: TrainingRun) -> RunSnapshot:
-    """While the run trains, a fragment redraws its progress every second; then, once."""
-    snapshot = run.snapshot()
-    if run.running:
-        _live_progress(run)
-    else:
-        _draw_progress(run, snapshot)
-    return snapshot
-
-
-def _draw_progress(run: TrainingRun, snapshot: RunSnapshot) -> None:
-    done = len(snapshot.reports) - 1 if snapshot.reports else 0
-    words = {
-        "waiting": _waiting_words(snapshot),
-        "training": f"Training: epoch {done} of {snapshot.epochs} done ({snapshot.seconds:.0f} s)",
-        "done": f"Trained {epochs_in_words(done)} in {snapshot.seconds:.0f} s.",
-        "stopped": f"Stopped after {epochs_in_words(done)}; the best epoch is kept.",
-        "failed": f"Training failed: {snapshot.error}",
-    }[snapshot.state]
-    if snapshot.state == "failed":
-        st.error(plain(words), icon=":material/error:")
-        return
-    st.progress(min(1.0, done / max(1, snapshot.epochs)), text=words)
-    if run.running:
-        st.button("Stop", on_click=run.stop, icon=":material/stop:", key="learn_stop")
-    if snapshot.state == "waiting":
-        _shipped_meanwhile(run)
-    if not snapshot.reports:
-        return
-    rows = [_history_row(r) for r in snapshot.reports]
-    st.plotly_chart(training_curves(rows, title="Loss and accuracy per epoch"), key="live-curves")
-    _probe_history(snapshot)
-
-
-def _waiting_words(snapshot: RunSnapshot) -> str:
-    """Where a waiting run is in the queue and when it should start."""
-    when = (
-        "an estimate follows once the training ahead of it has finished an epoch"
-        if snapshot.starts_in is None
-        else f"it should start in about {_duration(snapshot.starts_in)}"
-    )
-    place = _ordinal(snapshot.place) if snapshot.place else "next"
-    return f"Waiting for the server's training slot: {place} in the queue; {when}."
-
-
-def _ordinal(n: int) -> str:
-    """ "1st", "2nd", "3rd", "4th", "11th", "22nd"."""
-    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def _duration(seconds: float) -> str:
-    """ "10 s", "1 min 30 s", "12 min": rounded up to 10 s (to a minute from 10 minutes)."""
-    step = 60 if seconds >= 600 else 10
-    rounded = max(step, step * math.ceil(seconds / step))
-    minutes, rest = divmod(int(rounded), 60)
-    if not minutes:
-        return f"{rest} s"
-    return f"{minutes} min" + (f" {rest} s" if rest else "")
-
-
-def _shipped_meanwhile(run: TrainingRun) -> None:
-    """While `run` waits, the shipped model of its task, a click away (if one is shipped)."""
-    if run.transformer and run.task not in TRANSFORMER_RECIPES:
-        return
-    st.caption(
-        "One training runs at a time on this server, in the order Train was pressed. Your run "
-        "stays in the queue while you look at the shipped model; come back to Train to watch it."
-    )
-    if st.button(
-        "Open the shipped model meanwhile",
-        on_click=SOURCE.set,
-        args=(MODEL_SOURCES[0],),  # "Shipped": the same task and model, trained beforehand
-        icon=":material/inventory_2:",
-        key="learn_shipped_meanwhile",
-    ):
-        st.rerun()  # the whole page (the button may be in the progress fragment)
-
-
-def _history_row(report) -> tuple[float, ...]:
-    nan = math.nan
-    loss = nan if report.loss is None else report.loss
-    acc = nan if report.char_accuracy is None else report.char_accuracy
-    return (
-        report.epoch,
-        loss,
-        acc,
-        report.val_char_accuracy,
-        report.val_exact_match,
-        report.seconds,
-    )
-
-
-def _probe_history(snapshot: RunSnapshot) -> None:
-    """The probe's attention after the chosen epoch: alignment forming out of uniform noise."""
-    reports = {r.epoch: r for r in snapshot.reports}
-    epochs = list(reports)
-    if PROBE_EPOCH.get() not in epochs or PROBE_EPOCH.get() == PROBE_LAST.get():
-        PROBE_EPOCH.set(epochs[-1])  # follow the newest epoch until the user picks another
-    PROBE_LAST.set(epochs[-1])
-    chosen = epochs[-1]
-    if len(epochs) > 1:
-        chosen = st.select_slider(
-            "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
-        )
-    probe = reports[chosen].probe
-    st.plotly_chart(
-        _attention_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
-        key="probe",
-    )
-    if hasattr(probe, "cross"):  # a Transformer's probe: its heads' mean, as in Translate
-        st.caption(
-            "The last layer's cross-attention, averaged over its heads; after training, the "
-            "Model view shows every head."
-        )
-
-
-def _attention_figure(translation, title: str):
-    weights = np.asarray(translation.weights)
-    if weights.size == 0:  # nothing decoded: one empty row keeps the figure drawable
-        weights = np.zeros((1, len(translation.source_tokens)))
-    return figures.heatmap(
-        weights,
-        kind="weights",
-        title=title,
-        row_labels=char_labels(translation.target_tokens) or ["(none)"],
-        col_labels=char_labels(translation.source_tokens),
-        row_title="output",
-        col_title="input",
-        annotate=False,
-    )
-
-
 def _translate_view(model, task: str) -> None:
     text = task_text(task)
     translation = shown(lambda: model.translate(text))
@@ -433,7 +286,7 @@ def _translate_view(model, task: str) -> None:
     heads = hasattr(model.config, "heads")
     title = "Heads' mean" if heads else "Attention"
     st.plotly_chart(
-        _attention_figure(translation, f"{title}: output × input"),
+        attention_figure(translation, f"{title}: output × input"),
         key="translation",
     )
     st.caption(
@@ -491,7 +344,7 @@ def _compare_view(model, task: str) -> None:
             return
         with column:
             st.plotly_chart(
-                _attention_figure(translation, f"{score}: {translation.output}"),
+                attention_figure(translation, f"{score}: {translation.output}"),
                 key=f"compare-{score}",
             )
 
