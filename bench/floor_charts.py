@@ -6,9 +6,9 @@ Shape letters: T rows, S columns of one heatmap.
 The URL's `spec` lists the charts of the attnviz page measured, one `n.t.s` per chart (n heatmap
 traces of T × S cells each, e.g. `6.16.16,1.5.5,384.5.5`); this page draws as many charts,
 each with as many heatmap traces of random numbers (numpy float32, from `seed`), in subplots of
-one figure, two charts a row, no tick labels. Plain dict traces, not validated (as attnviz's grids are built):
-no TensorFlow, no labels, no hover text, no other widgets, so whatever attnviz takes beyond
-this page is its own. Run from `bench/`: `streamlit run floor_charts.py`, then open
+one figure, two charts a row. Plain dict traces, not validated (as attnviz's grids are built):
+no TensorFlow, no tick labels, no hover text, no other widgets, so whatever attnviz takes
+beyond this page is its own. Run from `bench/`: `streamlit run floor_charts.py`, then open
 `/?spec=6.16.16`.
 """
 
