@@ -94,6 +94,7 @@ def test_warm_up_runs_every_pages_step_says_when_done_and_survives_a_failing_one
 
     monkeypatch.setattr(warmup, "_page_steps", lambda: [step("decoder"), step("learn")])
     monkeypatch.setattr(warmup, "_attention_graphs", lambda: None)
+    monkeypatch.setattr(warmup, "_first_element", lambda: None)
     monkeypatch.setattr(warmup, "get_logger", lambda name: _Recorder(logged))
     warmup.page_drawn()
     warmup.warm_up()
@@ -112,6 +113,15 @@ class _Recorder:
 
     def info(self, message: str, *args) -> None:
         self.lines.append(message % args)
+
+
+def test_warm_up_draws_the_first_element_so_no_page_run_pays_streamlits_one_time_check():
+    from streamlit import delta_generator
+
+    from attnviz.ui import warmup
+
+    warmup._first_element()
+    assert delta_generator._use_warning_has_been_displayed  # checked: never again this process
 
 
 @pytest.mark.slow  # loads every shipped model and builds the default decoder
