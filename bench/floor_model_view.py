@@ -7,11 +7,11 @@ Random attention weights (softmax of standard normal logits, numpy float32, from
 each way, named as attnviz names them ("bidirectional" S × S, "causal" T × T with a causal mask,
 "cross" T × S), and the plotly charts attnviz's model view draws for them, with the same keys
 (a head map's is `mv_map_<way>`, so one selector finds it in both apps), titles and sizes:
-for each way one figure of L × H small heatmaps on one colour axis (subplot domains; the
-decoder's masked cells a second, grey heatmap trace, as attnviz draws them) and one clickable
-"head map" (L × H square scatter markers, `on_select`); the attention rollout of each
-self-attention (numpy); and the enlarged head, titled "<short name> · layer <l> · head <h>"
-("encoder self", "decoder self" or "cross", as attnviz's titles). Clicking
+for each way one figure of its L × H heads on one colour axis, as ONE heatmap with gaps of empty
+cells between the heads (the decoder's masked cells a second, grey heatmap beneath), as attnviz
+draws them, and one clickable "head map" (L × H square scatter markers, `on_select`); the
+attention rollout of each self-attention (numpy); and the enlarged head, titled "<short name> ·
+layer <l> · head <h>" ("encoder self", "decoder self" or "cross", as attnviz's titles). Clicking
 a square of a head map enlarges that head (point index = layer · H + head), as in attnviz. No
 TensorFlow, no summaries (the map's colour is the head's maximum weight), no tables, no hover
 text, no tick labels in the grid, plotly's default ticks elsewhere and no other widgets:
@@ -63,38 +63,38 @@ def rollout(stack: np.ndarray) -> np.ndarray:
     return result
 
 
+def joined(blocks: np.ndarray) -> np.ndarray:
+    """`(L, H, T, S)` as one matrix, as attnviz draws a grid: a NaN row on top and one between
+    layers, a NaN column between heads."""
+    n_layers, n_heads, t, s = blocks.shape
+    out = np.full((n_layers * (t + 1), n_heads * (s + 1) - 1), np.nan, dtype=np.float32)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            top, left = 1 + layer * (t + 1), head * (s + 1)
+            out[top : top + t, left : left + s] = blocks[layer, head]  # (T, S) into its place
+    return out
+
+
 def grid(stack: np.ndarray, causal: bool, width_px: int) -> go.Figure:
-    """One subplot per head, layers down, heads across, one shared colour axis. Heatmap
+    """Every head in one heatmap, layers down, heads across, gaps of empty cells between them,
+    as attnviz draws its grid (the decoder's masked cells a grey heatmap beneath). Heatmap
     traces as plain dicts, not validated (plotly's checks cost ~0.5 ms a trace)."""
     n_layers, n_heads = stack.shape[:2]
     cell = int(np.clip(width_px // n_heads - GAP, CELL_MIN, CELL_MAX))
     width = n_heads * cell + (n_heads - 1) * GAP
     height = n_layers * (STRIP + cell) + (n_layers - 1) * GAP
-    blocked = ~np.tri(*stack.shape[-2:], dtype=bool) if causal else None
-    traces, layout = [], {}
-    for layer in range(n_layers):
-        top = layer * (STRIP + cell + GAP) + STRIP
-        y_domain = [1 - (top + cell) / height, 1 - top / height]
-        for head in range(n_heads):
-            n = layer * n_heads + head + 1
-            x, y = ("x", "y") if n == 1 else (f"x{n}", f"y{n}")
-            left = head * (cell + GAP) / width
-            z = stack[layer, head]
-            if blocked is not None:
-                z = np.where(blocked, np.nan, z)
-                grey = np.where(blocked, 1.0, np.nan)
-                traces.append(dict(type="heatmap", z=grey, xaxis=x, yaxis=y, showscale=False,
-                                   colorscale=[[0, GREY], [1, GREY]]))  # fmt: skip
-            traces.append(dict(type="heatmap", z=z, xaxis=x, yaxis=y, coloraxis="coloraxis"))
-            suffix = "" if n == 1 else str(n)
-            layout[f"xaxis{suffix}"] = dict(
-                domain=[left, left + cell / width], anchor=y, showticklabels=False
-            )
-            layout[f"yaxis{suffix}"] = dict(
-                domain=y_domain, anchor=x, showticklabels=False, autorange="reversed"
-            )
-    layout |= dict(
+    traces = []
+    if causal:
+        blocked = np.broadcast_to(~np.tri(*stack.shape[-2:], dtype=bool), stack.shape)
+        stack = np.where(blocked, np.nan, stack)
+        traces.append(dict(type="heatmap", z=joined(blocked.astype(np.float32)), showscale=False,
+                           colorscale=[[0, "rgba(0,0,0,0)"], [0.5, "rgba(0,0,0,0)"],
+                                       [0.5, GREY], [1, GREY]], zmin=0, zmax=1))  # fmt: skip
+    traces.append(dict(type="heatmap", z=joined(stack), coloraxis="coloraxis"))
+    layout = dict(
         coloraxis=dict(colorscale="Viridis", cmin=0, cmax=1),
+        xaxis=dict(showticklabels=False, showgrid=False, zeroline=False),
+        yaxis=dict(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed"),
         width=10 + width + 90,
         height=34 + height + 10,
         margin=dict(l=10, r=90, t=34, b=10),

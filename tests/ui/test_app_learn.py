@@ -240,9 +240,9 @@ def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(tra
     grids = [s for s in ui.specs(at) if sum(d.get("coloraxis") == "coloraxis" for d in s["data"])]
     assert len(grids) == 3  # encoder self, decoder self, cross
     for grid, stack in zip(grids, (t.encoder_self, t.decoder_self, t.cross), strict=True):
-        values = [np.nan_to_num(ui.decode(d["z"]), nan=0.0) for d in grid["data"]
-                  if d.get("coloraxis") == "coloraxis"]  # fmt: skip
-        np.testing.assert_allclose(np.stack(values), stack.reshape(8, *stack.shape[2:]), atol=1e-6)
+        (values,) = [d for d in grid["data"] if d.get("coloraxis") == "coloraxis"]
+        blocks = ui.grid_blocks(np.nan_to_num(ui.decode(values["z"]), nan=0.0), 2, 4)
+        np.testing.assert_allclose(blocks, stack, atol=1e-6)  # (L, H, T, S)
     maps = [s for s in ui.specs(at) if s["data"][0].get("marker", {}).get("symbol") == "square"]
     assert len(maps) == 3 and all(ui.decode(m["data"][0]["x"]).size == 8 for m in maps)
     tables = [d.value for d in at.dataframe]
