@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
 import threading
@@ -31,7 +32,8 @@ def warm_up() -> None:
     """Import TensorFlow and Keras (~4.5 s), trace the dot-product attention graphs, then do
     what each page's first open would do first (`Mode.warm_up`: load every shipped model and
     trace its functions, run the Decoder page's default decoder), so that no first visit waits
-    for it; log `FINISHED` with the time taken.
+    for it; then move what it loaded out of the garbage collector's reach, and log `FINISHED`
+    with the time each step took.
 
     Runs in a background thread started by `server.py` when the server starts. It first waits
     until a session has drawn its inputs and controls (`page_drawn`), or `PAGE_WAIT_S`: the
@@ -56,6 +58,7 @@ def warm_up() -> None:
                 except Exception:  # noqa: BLE001 - the others still run; the page says why
                     logging.getLogger("attnviz").exception("warm-up of %s failed", name)
                 timings.append(f"{name} {time.perf_counter() - begun:.1f} s")
+        _keep_out_of_collections()
     finally:
         WARMING.clear()
     get_logger(__name__).info(
@@ -71,6 +74,14 @@ def _page_steps() -> list[tuple[str, Callable[[], None]]]:
         logging.getLogger("attnviz").exception("warm-up failed")
         return []
     return [(mode.name, mode.warm_up) for mode in MODES if mode.warm_up is not None]
+
+
+def _keep_out_of_collections() -> None:
+    """Move what the warm-up loaded (the shipped models, their traced functions: they live as
+    long as the server) out of the garbage collector's reach, so the full collection after a
+    page that builds models does not walk them every time (measured: 30–100 ms a run)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _first_element() -> None:
