@@ -321,7 +321,8 @@ def _shared(colors: dict[str, Any], grid: _Grid) -> dict[str, Any]:
 
 def _outlines(highlight: Iterable[tuple[int, int]], n_layers: int, n_heads: int,
               place: _Placement) -> list:  # fmt: skip
-    """A rectangle around each highlighted head's block."""
+    """A rectangle around each highlighted head's block, a little wider (in paper coordinates:
+    data coordinates would clip it at the plot's edge)."""
     try:
         pairs = [tuple(pair) for pair in highlight]
     except TypeError:
@@ -341,9 +342,11 @@ def _outlines(highlight: Iterable[tuple[int, int]], n_layers: int, n_heads: int,
                                       (place.y_offsets, place.row_edges, layer))
         )  # fmt: skip
         pad_x, pad_y = 0.03 * (x1 - x0), 0.03 * (y1 - y0)
+        width, height = place.span  # paper coordinates: an outline may cross the plot's edge
         shapes.append(
-            dict(type="rect", xref="x", yref="y", x0=x0 - pad_x, x1=x1 + pad_x, y0=y0 - pad_y,
-                 y1=y1 + pad_y, line=dict(color=HIGHLIGHT_COLOR, width=3))
+            dict(type="rect", xref="paper", yref="paper", x0=(x0 - pad_x + 0.5) / width,
+                 x1=(x1 + pad_x + 0.5) / width, y0=1 - (y1 + pad_y + 0.5) / height,
+                 y1=1 - (y0 - pad_y + 0.5) / height, line=dict(color=HIGHLIGHT_COLOR, width=3))
         )  # fmt: skip
     return shapes
 

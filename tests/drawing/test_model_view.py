@@ -94,10 +94,14 @@ def test_default_titles_blocked_cells_and_highlights():
     assert grey.zorder == -1 and (grid_blocks(grey.z, 1, 2)[0] == future).all()
     assert grey.hovertemplate == "%{y}<br>%{x}<br>masked<extra></extra>"
     (outline,) = fig.layout.shapes
-    assert (outline.xref, outline.yref) == ("x", "y")
+    assert (outline.xref, outline.yref) == ("paper", "paper")  # not clipped at the plot's edge
     x = np.asarray(values.x, dtype=float)
-    assert outline.x0 < x[4] < x[6] < outline.x1  # around head 1's three keys
-    assert outline.x0 > x[3]  # not head 0's
+    paper = (x - x[0]) / (x[-1] - x[0])  # the cell edges across, as fractions of the plot
+    assert outline.x0 < paper[4] < paper[6] < 1 < outline.x1  # around head 1's three keys
+    assert outline.x0 > paper[3]  # not head 0's
+    y = np.asarray(values.y, dtype=float)
+    top = 1 - (y[1] - y[0]) / (y[-1] - y[0])  # layer 0's first row, below the strip
+    assert outline.y0 < 0 < top < outline.y1
 
 
 def test_twelve_by_twelve_heads_stay_small_and_valid():
