@@ -51,7 +51,7 @@ APPS = ("attnviz", "floor")
 def url(server: servers.Server, n: int) -> str:
     """The page showing random N × 64 inputs, causal mask off."""
     if server.name == "attnviz":
-        return f"{server.url}/?source=Random&r_t={n}&r_s={n}&r_dk=64&r_dv=64"
+        return f"{server.url}/matrices?source=Random&r_t={n}&r_s={n}&r_dk=64&r_dv=64"
     return f"{server.url}/?r_t={n}"
 
 

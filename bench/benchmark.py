@@ -8,11 +8,13 @@
 Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
 numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app), memory
 (server RSS over 500 reruns), load (10, 30 and 60 sessions at once, each interacting every
-2–5 s; with --through-nginx K, through nginx in front of K replicas), figures, learn, and
+2–5 s; with --through-nginx K, through nginx in front of K replicas), figures, learn,
 model_view (click a square of a head map → that head enlarged, at 2 × 4 and 6 × 12 heads, vs
-the floor app bench/floor_model_view.py). Prints the machine, then one table per section, and
-saves everything printed to bench/results/latest.txt (quick runs: bench/results/quick.txt).
-Every server it starts is stopped at exit, also on Ctrl-C.
+the floor app bench/floor_model_view.py) and first_open (each page's first visit after the
+server's warm-up, until its charts are painted, vs bench/floor_charts.py drawing the same
+heatmaps). Prints the machine, then one table per section, and saves everything printed to
+bench/results/latest.txt (quick runs: bench/results/quick.txt). Every server it starts is
+stopped at exit, also on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from deploy.chromium import CHROMIUM
 
 BENCH = Path(__file__).resolve().parent
 
-SECTIONS = ("backend", "figures", "app", "memory", "load", "learn", "model_view")
+SECTIONS = ("backend", "figures", "app", "memory", "load", "learn", "model_view", "first_open")
 TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
     "app": "2. App in headless Chromium vs the floor app (bench/floor_app.py)",
@@ -41,6 +43,8 @@ TITLES = {
     "learn": "5. Learn: training vs plain fit, time to 99 %, other sessions while one trains",
     "model_view": "6. Model view: click a head → enlarged head repainted, vs the floor app "
     "(bench/floor_model_view.py)",
+    "first_open": "8. First open after the warm-up: each page's charts painted, vs a floor page "
+    "drawing the same heatmaps (bench/floor_charts.py)",
 }
 
 
@@ -116,6 +120,10 @@ def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Fig
         from bench import model_view_bench
 
         return model_view_bench.run
+    if section == "first_open":
+        from bench import first_open_bench
+
+        return first_open_bench.run
     if section == "learn":
         from bench import learn_app_bench, learn_bench
 

@@ -4,22 +4,24 @@ attnviz's model view draws, with the same click to enlarge a head.
 Shape letters: L layers, H heads, T queries (output tokens), S keys (source tokens).
 
 Random attention weights (softmax of standard normal logits, numpy float32, from a seed) for
-each way ("encoder self" S × S, "decoder self" T × T with a causal mask, "cross" T × S), and
-the plotly charts attnviz's model view draws for them, with the same keys, titles and sizes:
-for each way one figure of L × H small heatmaps on one colour axis (subplot domains; the
-decoder's masked cells a second, grey heatmap trace, as attnviz draws them) and one clickable
-"head map" (L × H square scatter markers, `on_select`); the attention rollout of each
-self-attention (numpy); and the enlarged head, titled "<way> · layer <l> · head <h>". Clicking
+each way, named as attnviz names them ("bidirectional" S × S, "causal" T × T with a causal mask,
+"cross" T × S), and the plotly charts attnviz's model view draws for them, with the same keys
+(a head map's is `mv_map_<way>`, so one selector finds it in both apps), titles and sizes:
+for each way one figure of its L × H heads on one colour axis, as ONE heatmap with gaps of empty
+cells between the heads (the decoder's masked cells a second, grey heatmap beneath), as attnviz
+draws them, and one clickable "head map" (L × H square scatter markers, `on_select`); the
+attention rollout of each self-attention (numpy); and the enlarged head, titled "<short name> ·
+layer <l> · head <h>" ("encoder self", "decoder self" or "cross", as attnviz's titles). Clicking
 a square of a head map enlarges that head (point index = layer · H + head), as in attnviz. No
 TensorFlow, no summaries (the map's colour is the head's maximum weight), no tables, no hover
 text, no tick labels in the grid, plotly's default ticks elsewhere and no other widgets:
 whatever attnviz takes beyond this page is its own overhead.
 
-The sizes come from the URL: `layers`, `heads`, `ways` (3: encoder self, decoder self and
-cross, as a trained Transformer; 2: decoder self and cross, as the Decoder mode), `t`, `s` and
+The sizes come from the URL: `layers`, `heads`, `ways` (3: bidirectional, causal and
+cross, as a trained Transformer; 2: causal and cross, as the Decoder page), `t`, `s` and
 `seed`. Run from `bench/`: `streamlit run floor_model_view.py`, then open
-`/?layers=2&heads=4&ways=3&t=11&s=24` (the Learn mode's Transformer) or
-`/?layers=6&heads=12&ways=2&t=5&s=5` (the Decoder mode, 6 layers of 12 heads).
+`/?layers=2&heads=4&ways=3&t=11&s=24` (the Learn page's Transformer) or
+`/?layers=6&heads=12&ways=2&t=5&s=5` (the Decoder page, 6 layers of 12 heads).
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-WAYS = ("encoder self", "decoder self", "cross")
+WAYS = {"bidirectional": "encoder self", "causal": "decoder self", "cross": "cross"}  # way ->
+# its short name in titles, as attnviz's `core/ways.py`
 GRID_PX, WIDE_GRID_PX = 480, 860  # px a row of heads gets beside / above the head map
 CELL_MIN, CELL_MAX, GAP, STRIP = 56, 180, 8, 22  # px, as attnviz's model view
 GREY = "#9a9a9a"
@@ -60,38 +63,38 @@ def rollout(stack: np.ndarray) -> np.ndarray:
     return result
 
 
+def joined(blocks: np.ndarray) -> np.ndarray:
+    """`(L, H, T, S)` as one matrix, as attnviz draws a grid: a NaN row on top and one between
+    layers, a NaN column between heads."""
+    n_layers, n_heads, t, s = blocks.shape
+    out = np.full((n_layers * (t + 1), n_heads * (s + 1) - 1), np.nan, dtype=np.float32)
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            top, left = 1 + layer * (t + 1), head * (s + 1)
+            out[top : top + t, left : left + s] = blocks[layer, head]  # (T, S) into its place
+    return out
+
+
 def grid(stack: np.ndarray, causal: bool, width_px: int) -> go.Figure:
-    """One subplot per head, layers down, heads across, one shared colour axis. Heatmap
+    """Every head in one heatmap, layers down, heads across, gaps of empty cells between them,
+    as attnviz draws its grid (the decoder's masked cells a grey heatmap beneath). Heatmap
     traces as plain dicts, not validated (plotly's checks cost ~0.5 ms a trace)."""
     n_layers, n_heads = stack.shape[:2]
     cell = int(np.clip(width_px // n_heads - GAP, CELL_MIN, CELL_MAX))
     width = n_heads * cell + (n_heads - 1) * GAP
     height = n_layers * (STRIP + cell) + (n_layers - 1) * GAP
-    blocked = ~np.tri(*stack.shape[-2:], dtype=bool) if causal else None
-    traces, layout = [], {}
-    for layer in range(n_layers):
-        top = layer * (STRIP + cell + GAP) + STRIP
-        y_domain = [1 - (top + cell) / height, 1 - top / height]
-        for head in range(n_heads):
-            n = layer * n_heads + head + 1
-            x, y = ("x", "y") if n == 1 else (f"x{n}", f"y{n}")
-            left = head * (cell + GAP) / width
-            z = stack[layer, head]
-            if blocked is not None:
-                z = np.where(blocked, np.nan, z)
-                grey = np.where(blocked, 1.0, np.nan)
-                traces.append(dict(type="heatmap", z=grey, xaxis=x, yaxis=y, showscale=False,
-                                   colorscale=[[0, GREY], [1, GREY]]))  # fmt: skip
-            traces.append(dict(type="heatmap", z=z, xaxis=x, yaxis=y, coloraxis="coloraxis"))
-            suffix = "" if n == 1 else str(n)
-            layout[f"xaxis{suffix}"] = dict(
-                domain=[left, left + cell / width], anchor=y, showticklabels=False
-            )
-            layout[f"yaxis{suffix}"] = dict(
-                domain=y_domain, anchor=x, showticklabels=False, autorange="reversed"
-            )
-    layout |= dict(
+    traces = []
+    if causal:
+        blocked = np.broadcast_to(~np.tri(*stack.shape[-2:], dtype=bool), stack.shape)
+        stack = np.where(blocked, np.nan, stack)
+        traces.append(dict(type="heatmap", z=joined(blocked.astype(np.float32)), showscale=False,
+                           colorscale=[[0, "rgba(0,0,0,0)"], [0.5, "rgba(0,0,0,0)"],
+                                       [0.5, GREY], [1, GREY]], zmin=0, zmax=1))  # fmt: skip
+    traces.append(dict(type="heatmap", z=joined(stack), coloraxis="coloraxis"))
+    layout = dict(
         coloraxis=dict(colorscale="Viridis", cmin=0, cmax=1),
+        xaxis=dict(showticklabels=False, showgrid=False, zeroline=False),
+        yaxis=dict(showticklabels=False, showgrid=False, zeroline=False, autorange="reversed"),
         width=10 + width + 90,
         height=34 + height + 10,
         margin=dict(l=10, r=90, t=34, b=10),
@@ -135,7 +138,7 @@ def heatmap(matrix: np.ndarray, title: str) -> go.Figure:
 
 def clicked(way: str, n_heads: int) -> None:
     """A head map was clicked: enlarge the head under the click (before the run)."""
-    event = st.session_state.get(f"mv-map-{way.replace(' ', '-')}") or {}
+    event = st.session_state.get(f"mv_map_{way}") or {}
     points = event.get("selection", {}).get("points", [])
     index = points[0].get("point_index") if points else None
     if isinstance(index, int):
@@ -144,21 +147,20 @@ def clicked(way: str, n_heads: int) -> None:
 
 def way_section(way: str, stack: np.ndarray) -> None:
     """The grid of one way's heads and its head map (beside it if the heads fit, else below)."""
-    slug = way.replace(" ", "-")
-    st.subheader(way)
+    st.subheader(WAYS[way])
     n_heads = stack.shape[1]
     beside = n_heads * (CELL_MIN + GAP) <= GRID_PX
     left, right = st.columns([3, 2]) if beside else (st.container(), None)
     with left:
-        fig = grid(stack, way == "decoder self", GRID_PX if beside else WIDE_GRID_PX)
-        st.plotly_chart(fig, key=f"mv-grid-{slug}", width="content")
+        fig = grid(stack, way == "causal", GRID_PX if beside else WIDE_GRID_PX)
+        st.plotly_chart(fig, key=f"mv-grid-{way}", width="content")
     if right is None:
         right, _ = st.columns(2)
     chosen = st.session_state[HEAD_KEY]
     with right:
         st.plotly_chart(
             head_map(stack.max(axis=(2, 3)), chosen[1:] if chosen[0] == way else None),
-            key=f"mv-map-{slug}",
+            key=f"mv_map_{way}",
             on_select=functools.partial(clicked, way, n_heads),
             selection_mode="points",
         )
@@ -170,10 +172,10 @@ def main() -> None:
     n_layers, n_heads = param("layers", 2), param("heads", 4)
     t, s = param("t", 11), param("s", 24)
     rng = np.random.default_rng(param("seed", 0))
-    shapes = {"encoder self": (s, s), "decoder self": (t, t), "cross": (t, s)}
+    shapes = {"bidirectional": (s, s), "causal": (t, t), "cross": (t, s)}
     stacks = {
-        way: weights(rng, (n_layers, n_heads, *shapes[way]), way == "decoder self")
-        for way in WAYS[-param("ways", 3) :]
+        way: weights(rng, (n_layers, n_heads, *shapes[way]), way == "causal")
+        for way in list(WAYS)[-param("ways", 3) :]
     }
     st.title("attnviz model-view floor")
     st.caption(f"{n_layers} layers × {n_heads} heads · T {t} · S {s} · numpy float32")
@@ -181,16 +183,16 @@ def main() -> None:
     for way, stack in stacks.items():
         way_section(way, stack)
     st.subheader("Attention rollout")
-    selves = [way for way in ("encoder self", "decoder self") if way in stacks]
+    selves = [way for way in ("bidirectional", "causal") if way in stacks]
     for column, way in zip(st.columns(2), selves, strict=False):
         with column:
-            fig = heatmap(rollout(stacks[way]), f"Rollout of the {way}-attention")
-            st.plotly_chart(fig, key=f"mv-rollout-{way.replace(' ', '-')}")
+            fig = heatmap(rollout(stacks[way]), f"Rollout of the {WAYS[way]}-attention")
+            st.plotly_chart(fig, key=f"mv-rollout-{way}")
     st.subheader("One head, enlarged")
     way, layer, head = st.session_state[HEAD_KEY]
     left, _ = st.columns([3, 2])
     with left:
-        title = f"{way} · layer {layer} · head {head}"
+        title = f"{WAYS[way]} · layer {layer} · head {head}"
         st.plotly_chart(heatmap(stacks[way][layer, head], title), key="mv-enlarged")
 
 

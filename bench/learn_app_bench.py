@@ -3,11 +3,11 @@
 Shape letters: N = 16 tokens, D = 64 features.
 
 One attnviz server, headless Chromium, one browser context (a Streamlit session) per page:
-- idle: page A (Matrices, random 16 × 64, as the app section) clicks the causal mask; the time
+- idle: page A (`/matrices`, random 16 × 64, as the app section) clicks the causal mask; the time
   from the click to the repainted weights heatmap (measured in the page, as `app_bench` does);
-- while training: page B opens Learn and presses Train (dates, 10,000 pairs, up to 30 epochs);
+- while training: page B opens `/learn` and presses Train (dates, 10,000 pairs, up to 30 epochs);
   while its run trains, page A clicks again. Baseline: the idle clicks of the same run;
-- checkpoint switch: page C opens Learn on the shipped dates models and switches the score
+- checkpoint switch: page C opens `/learn` on the shipped dates models and switches the score
   function (dot ↔ general): the time from the click to the repainted output × input heatmap.
   Baseline: page A's idle mask click (a plain Matrices repaint).
 """
@@ -35,7 +35,7 @@ from deploy import servers
 N = 16
 CLICKS, QUICK_CLICKS = 12, 4
 TRANSLATION = "Attention: output × input"
-LEARN = "?mode=Learn&task=dates"
+LEARN = "learn?task=Dates+%E2%86%92+ISO+8601"  # the dates task, by its title as the URL holds it
 TRAIN = LEARN + "&learn_model=Train&learn_epochs=30&learn_pairs=10000"
 
 
@@ -74,7 +74,7 @@ async def _open(browser: Any, address: str) -> tuple[Any, RunWatcher]:
 
 async def _measure(browser: Any, server: servers.Server, clicks: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {}
-    matrices = f"{server.url}/?source=Random&r_t={N}&r_s={N}&r_dk=64&r_dv=64"
+    matrices = f"{server.url}/matrices?source=Random&r_t={N}&r_s={N}&r_dk=64&r_dv=64"
     page_a, watch_a = await _open(browser, matrices)
     page_b, watch_b = await _open(browser, f"{server.url}/{TRAIN}")
     page_c, watch_c = await _open(browser, f"{server.url}/{LEARN}")

@@ -4,9 +4,10 @@
 
 Two sections, every figure a median beside a baseline measured in the same run:
 
-1. Throughput. `train("dates", "dot")` on 10,000 pairs (batch 128, 5 epochs, no early stop)
-   against `fit` of the same network (`Seq2SeqAttention` built from the same seed, compiled by
-   the same `compile_for_training`) on the same arrays, without validation. Epoch time is the
+1. Throughput. `train("dates", NetworkConfig("dot"), TrainConfig(...))` on 10,000 pairs
+   (batch 128, 5 epochs, no early stop) against `fit` of the same network (`Seq2SeqAttention`
+   built from the same seed, compiled by the same `compile_for_training`) on the same arrays,
+   without validation. Epoch time is the
    wall time between the ends of consecutive epochs, from epoch 2 on (epoch 1 holds the
    graph tracing); for `train` it includes the per-epoch greedy validation (256 pairs, the
    default), the probe's translation and the best-weights copy. Whole-run time (building,
@@ -33,8 +34,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 
 from attnviz.core.score_kinds import SCORE_KINDS  # noqa: E402
+from attnviz.learn.configs import NetworkConfig, TrainConfig  # noqa: E402
 from attnviz.learn.model import Seq2SeqAttention  # noqa: E402
-from attnviz.learn.network import NetworkConfig  # noqa: E402
 from attnviz.learn.tasks import draw_pairs, make_pairs  # noqa: E402
 from attnviz.learn.training import compile_for_training, train, training_arrays  # noqa: E402
 from bench.report import Figure, interleaved, machine_lines, progress, table  # noqa: E402
@@ -92,8 +93,9 @@ def throughput(repeats: int) -> list[Figure]:
 
     def run_train():
         reports = []
-        train(TASK, "dot", epochs=EPOCHS, n_pairs=PAIRS, val_pairs=VAL_PAIRS,
-              batch_size=BATCH, learning_rate=RATE, callback=reports.append)  # fmt: skip
+        settings = TrainConfig(EPOCHS, n_pairs=PAIRS, val_pairs=VAL_PAIRS, batch_size=BATCH,
+                               learning_rate=RATE)  # fmt: skip
+        train(TASK, NetworkConfig("dot"), settings, callback=reports.append)
         epochs["train"] += _epoch_seconds([r.seconds for r in reports[1:]])
 
     def run_fit():
@@ -133,7 +135,7 @@ def time_to_accuracy(seeds: tuple[int, ...]) -> list[Figure]:
                     return True
                 return False
 
-            train(TASK, score, seed=seed, epochs=10, callback=stop)
+            train(TASK, NetworkConfig(score), TrainConfig(epochs=10, seed=seed), callback=stop)
             ours.append(hits[0].seconds if hits else float("nan"))
             epochs.append(hits[0].epoch if hits else 0)
             if score == "dot":  # the baseline: the same dot model in a plain fit

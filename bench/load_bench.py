@@ -262,7 +262,8 @@ def _wrong(student: Student, messages: list[Any], charts: dict[str, np.ndarray])
 
 
 def _change(student: Student, action: str, seeds: Seeds) -> Any:
-    """The widget state the student's page would send for `action` (and its URL update)."""
+    """The widget state the student's page would send for `action` (and its URL update), or
+    None for a switch to another page (the session then asks for that page)."""
     from streamlit.proto.WidgetStates_pb2 import WidgetState
 
     s, session = student, student.session
@@ -286,28 +287,32 @@ def _change(student: Student, action: str, seeds: Seeds) -> Any:
     if action == "translate":
         s.dated = True
         return WidgetState(id=session.widgets[LEARN_INPUT], string_value=date_of(s.user)[0])
-    label, group, key = {"random": ("Random", "Q, K, V from", "source"),
-                         "sentences": ("Sentences", "Input", "mode"),
-                         "learn": ("Learn", "Input", "mode"),
-                         "matrices": ("Matrices", "Input", "mode")}[action]  # fmt: skip
     if action == "random":
         s.random_source = True
-    else:
-        s.sentences, s.learn, s.typed = action == "sentences", action == "learn", False
-    session.set_param(key, label)
-    state = WidgetState(id=session.widgets[group])
-    state.string_array_value.data.append(label)
-    return state
+        session.set_param("source", "Random")
+        state = WidgetState(id=session.widgets["Q, K, V from"])
+        state.string_array_value.data.append("Random")
+        return state
+    s.sentences, s.learn, s.typed = action == "sentences", action == "learn", False
+    session.switch_page(action)  # "sentences", "learn", "matrices": the pages' URL paths
+    return None
 
 
 async def _interact(student: Student, action: str, seeds: Seeds, tally: Tally) -> None:
     """One interaction: the change, its run, its time, and the checks of what came back."""
-    seconds, messages = await student.session.rerun([_change(student, action, seeds)], TIMEOUT_S)
+    change = _change(student, action, seeds)
+    seconds, messages = await student.session.rerun([change] if change else [], TIMEOUT_S)
     tally.latencies_ms.setdefault(action, []).append(seconds * 1000)
     charts = _charts(messages)
     tally.leaks += _leaks(student, messages, charts, seeds)
     problems = _problems(messages) + [e for e in [_wrong(student, messages, charts)] if e]
     tally.errors += [f"student {student.user} {action}: {p}" for p in problems]
+
+
+def first_page(name: str) -> str:
+    """The URL path of the page each student opens: attnviz's Matrices page, the floor's only
+    page."""
+    return "matrices" if name == "attnviz" else ""
 
 
 def url_query(name: str, seed: int) -> str:
@@ -321,7 +326,8 @@ async def _open(base: str, name: str, user: int, seeds: Seeds, tally: Tally) -> 
     """A new session with the student's seed, once its first run has ended."""
     await asyncio.sleep(RAMP_S * random.Random(-user).random())  # arrivals spread out
     start = time.perf_counter()
-    session = await StreamlitSession.open(base, url_query(name, seed_of(user, 0)), TIMEOUT_S)
+    query = url_query(name, seed_of(user, 0))
+    session = await StreamlitSession.open(base, query, TIMEOUT_S, first_page(name))
     student = Student(user, session, random.Random(user), seed_of(user, 0))
     seeds.add(user, student.seed)
     _, messages = await session.rerun([], TIMEOUT_S)
@@ -368,7 +374,7 @@ def _start(name: str, through_nginx: int | None) -> tuple[str, list[servers.Serv
 async def _warm_up(base: str, name: str, replicas: int) -> None:
     """One untimed session per replica first: the lesson starts on a server already up."""
     for _ in range(replicas):
-        session = await StreamlitSession.open(base, url_query(name, 0), TIMEOUT_S)
+        session = await StreamlitSession.open(base, url_query(name, 0), TIMEOUT_S, first_page(name))
         await session.rerun([], TIMEOUT_S * 4)
         await session.close()
 

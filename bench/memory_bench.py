@@ -47,7 +47,7 @@ def actions(name: str, count: int) -> list[tuple[str, int]]:
 def url(server: servers.Server) -> str:
     """Start at T = S = 128, so the first action (T = 8) changes the size."""
     if server.name == "attnviz":
-        return f"{server.url}/?source=Random&r_t=128&r_s=128&r_dk=64&r_dv=64"
+        return f"{server.url}/matrices?source=Random&r_t=128&r_s=128&r_dk=64&r_dv=64"
     return f"{server.url}/?r_t=128"
 
 

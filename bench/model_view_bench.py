@@ -3,23 +3,23 @@
 Shape letters: L layers, H heads, T queries (output steps), S keys (source tokens).
 
 Two sizes, each page in its own browser context, both apps' servers running side by side:
-- 2 × 4 heads: the shipped trained Transformer (dates) in Learn mode, attnviz at
-  `/?mode=Learn&learn_arch=Transformer&learn_tview=Model+view` (its default input: T = 11,
-  S = 24; three ways: encoder self, decoder self, cross); the floor
+- 2 × 4 heads: the shipped trained Transformer (dates) on the Learn page, attnviz at
+  `/learn?learn_arch=Transformer&learn_tview=Model+view` (its default input: T = 11,
+  S = 24; three ways: bidirectional, causal, cross); the floor
   (bench/floor_model_view.py) at `/?layers=2&heads=4&ways=3&t=11&s=24`.
-- 6 × 12 heads: the Decoder mode with random weights, attnviz at
-  `/?mode=Decoder&dec_view=Model+view&dec_h=12&dec_dmodel=96&dec_n=6&dec_batch=1` (T = S = 5;
-  two ways: decoder self, cross); the floor at `/?layers=6&heads=12&ways=2&t=5&s=5`.
+- 6 × 12 heads: the Decoder page with random weights, attnviz at
+  `/decoder?dec_view=Model+view&dec_h=12&dec_dmodel=96&dec_n=6&dec_batch=1` (T = S = 5;
+  two ways: causal, cross); the floor at `/?layers=6&heads=12&ways=2&t=5&s=5`.
 
 A click: the mouse is released over a square of the `cross` head map (a plotly scatter point,
-`.st-key-mv-map-cross path.point`, index layer · H + head), alternating between layer 0 ·
+`.st-key-mv_map_cross path.point`, index layer · H + head), alternating between layer 0 ·
 head 1 and the last layer's last head, so every click changes the enlarged head. The time runs
 from the release (stamped by a capturing `pointerup` listener) to the later of two ends: the
 first animation frame in which the `mv-enlarged` chart's title reads the new head
 ("cross · layer <l> · head <h>") with its heatmap image drawn, and the arrival of the run's
 successful `script_finished` message on the page's websocket. All three are stamped in the
 page (`performance.now()`; the websocket's messages by a wrapper installed before the page's
-scripts, `STAMP_RUNS`), so Playwright's round trips are not counted; the note also gives the
+scripts, `pages.STAMP_RUNS`), so Playwright's round trips are not counted; the note also gives the
 time to the page's rerun request. The page must then be idle before the next click. One
 untimed warm-up click per page, then clicks alternate between the apps (the order swaps every
 round). The heatmap charts and traces on each page are counted after the warm-up and after the
@@ -33,7 +33,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from bench.pages import RunWatcher, close_page, launch_browser, new_page, settle
+from bench.pages import RunWatcher, close_page, launch_browser, new_page, settle, stamp_runs
 from bench.report import Figure, failed, progress
 from deploy import servers
 
@@ -41,7 +41,7 @@ APPS = ("attnviz", "floor-model-view")
 CLICKS, QUICK_CLICKS = 10, 3  # timed clicks per app and size
 TARGET = 1.5  # most attnviz / floor ratio of the median click-to-repaint
 TIMEOUT_S = 120
-MAP = ".st-key-mv-map-cross path.point"  # the cross-attention head map's squares
+MAP = ".st-key-mv_map_cross path.point"  # the cross-attention head map's squares
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,8 @@ class Size:
 
     layers: int
     heads: int
-    attnviz: str  # attnviz's query string
-    floor: str  # the floor's query string
+    attnviz: str  # attnviz's page path and query string
+    floor: str  # the floor's (its one page's) query string
 
     @property
     def name(self) -> str:
@@ -68,10 +68,10 @@ class Size:
 
 
 SIZES = (
-    Size(2, 4, "mode=Learn&learn_arch=Transformer&learn_tview=Model+view",
-         "layers=2&heads=4&ways=3&t=11&s=24"),
-    Size(6, 12, "mode=Decoder&dec_view=Model+view&dec_h=12&dec_dmodel=96&dec_n=6&dec_batch=1",
-         "layers=6&heads=12&ways=2&t=5&s=5"),
+    Size(2, 4, "learn?learn_arch=Transformer&learn_tview=Model+view",
+         "?layers=2&heads=4&ways=3&t=11&s=24"),
+    Size(6, 12, "decoder?dec_view=Model+view&dec_h=12&dec_dmodel=96&dec_n=6&dec_batch=1",
+         "?layers=6&heads=12&ways=2&t=5&s=5"),
 )  # fmt: skip
 
 # Stamp the next release of a mouse button (capturing: before any handler, plotly's included).
@@ -81,51 +81,6 @@ ARM = """() => {
     if (window.__bench.t0 === null) window.__bench.t0 = performance.now();
   }, {capture: true, once: true});
 }"""
-
-# Run before the page's own scripts: every WebSocket the page opens stamps (performance.now())
-# each rerun request it sends and each successful `script_finished` it receives, before the
-# page's own handlers see it. A message's type is read from its top-level protobuf fields:
-# BackMsg `rerun_script` (%(rerun)d), ForwardMsg `script_finished` (%(finished)d) with status
-# FINISHED_SUCCESSFULLY (%(ok)d); the numbers come from Streamlit's protos.
-STAMP_RUNS = """(() => {
-  const field = (bytes, wanted) => {  // [wire type, varint value or length] of a field, or null
-    let i = 0;
-    const varint = () => {
-      let value = 0, shift = 0, byte;
-      do { byte = bytes[i++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; }
-      while (byte & 0x80 && i < bytes.length);
-      return value;
-    };
-    while (i < bytes.length) {
-      const tag = varint(), number = Math.floor(tag / 8), wire = tag & 7;
-      const value = wire === 0 || wire === 2 ? varint() : null;
-      if (number === wanted) return [wire, value];
-      if (wire === 1) i += 8; else if (wire === 5) i += 4; else if (wire === 2) i += value;
-      else if (wire !== 0) return null;
-    }
-    return null;
-  };
-  const bytesOf = (data) => data instanceof ArrayBuffer ? new Uint8Array(data)
-    : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-    : null;
-  window.__runs = {requested: [], ended: []};
-  const Native = window.WebSocket;
-  window.WebSocket = class extends Native {
-    constructor(...args) {
-      super(...args);
-      this.addEventListener('message', (event) => {
-        const now = performance.now(), bytes = bytesOf(event.data);
-        const found = bytes && field(bytes, %(finished)d);
-        if (found && found[0] === 0 && found[1] === %(ok)d) window.__runs.ended.push(now);
-      });
-    }
-    send(data) {
-      const bytes = bytesOf(data);
-      if (bytes && field(bytes, %(rerun)d)) window.__runs.requested.push(performance.now());
-      super.send(data);
-    }
-  };
-})()"""
 
 # Resolve with the milliseconds from the stamped release to the first animation frame in which
 # the enlarged chart's title is `title` and its heatmap is drawn; -1 on timeout, -2 if no release
@@ -174,21 +129,9 @@ COUNT_HEATMAPS = """() => {
 }"""
 
 
-def _stamp_runs() -> str:
-    """`STAMP_RUNS` with the field numbers and status value of Streamlit's protos."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    return STAMP_RUNS % {
-        "rerun": BackMsg.DESCRIPTOR.fields_by_name["rerun_script"].number,
-        "finished": ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number,
-        "ok": ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY"),
-    }
-
-
 async def _open(browser: Any, url: str) -> tuple[Any, RunWatcher]:
     page = await new_page(browser, TIMEOUT_S)
-    await page.add_init_script(_stamp_runs())
+    await page.add_init_script(stamp_runs())
     watcher = RunWatcher(page)
     await page.goto(url)
     await settle(page, watcher, 1, TIMEOUT_S)
@@ -240,7 +183,7 @@ async def _measure(browser: Any, apps: dict[str, servers.Server], size: Size, cl
     try:
         for name in APPS:
             query = size.attnviz if name == "attnviz" else size.floor
-            shown[name] = await _open(browser, f"{apps[name].url}/?{query}")
+            shown[name] = await _open(browser, f"{apps[name].url}/{query}")
         for i in range(clicks + 1):  # click 0 is the untimed warm-up
             index = second if i % 2 else first
             for name in _order(i):

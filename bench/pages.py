@@ -81,6 +81,52 @@ PROBLEMS = """() => ({
 })"""
 
 
+# Run before the page's own scripts: every WebSocket the page opens stamps (performance.now())
+# each rerun request it sends and each successful `script_finished` it receives, before the
+# page's own handlers see it. A message's type is read from its top-level protobuf fields:
+# BackMsg `rerun_script` (%(rerun)d), ForwardMsg `script_finished` (%(finished)d) with status
+# FINISHED_SUCCESSFULLY (%(ok)d); the numbers come from Streamlit's protos.
+STAMP_RUNS = """(() => {
+  const field = (bytes, wanted) => {  // [wire type, varint value or length] of a field, or null
+    let i = 0;
+    const varint = () => {
+      let value = 0, shift = 0, byte;
+      do { byte = bytes[i++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; }
+      while (byte & 0x80 && i < bytes.length);
+      return value;
+    };
+    while (i < bytes.length) {
+      const tag = varint(), number = Math.floor(tag / 8), wire = tag & 7;
+      const value = wire === 0 || wire === 2 ? varint() : null;
+      if (number === wanted) return [wire, value];
+      if (wire === 1) i += 8; else if (wire === 5) i += 4; else if (wire === 2) i += value;
+      else if (wire !== 0) return null;
+    }
+    return null;
+  };
+  const bytesOf = (data) => data instanceof ArrayBuffer ? new Uint8Array(data)
+    : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+    : null;
+  window.__runs = {requested: [], ended: []};
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (event) => {
+        const now = performance.now(), bytes = bytesOf(event.data);
+        const found = bytes && field(bytes, %(finished)d);
+        if (found && found[0] === 0 && found[1] === %(ok)d) window.__runs.ended.push(now);
+      });
+    }
+    send(data) {
+      const bytes = bytesOf(data);
+      if (bytes && field(bytes, %(rerun)d)) window.__runs.requested.push(performance.now());
+      super.send(data);
+    }
+  };
+})()"""
+
+
 async def launch_browser(playwright: Any) -> Any:
     """Debian's Chromium, headless (never a downloaded browser)."""
     return await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -96,6 +142,18 @@ async def new_page(browser: Any, timeout_s: float = 120) -> Any:
 async def signature(page: Any, title: str = WEIGHTS) -> str | None:
     """The fingerprint of the chart `title` now (None until it is painted)."""
     return await page.evaluate(SIGNATURE, title)
+
+
+def stamp_runs() -> str:
+    """`STAMP_RUNS` with the field numbers and status value of Streamlit's protos."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    return STAMP_RUNS % {
+        "rerun": BackMsg.DESCRIPTOR.fields_by_name["rerun_script"].number,
+        "finished": ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number,
+        "ok": ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY"),
+    }
 
 
 class RunWatcher:
@@ -184,23 +242,28 @@ class StreamlitSession:
     bound to it. A background task reads every message, stamped on arrival.
     """
 
-    def __init__(self, socket: Any, query: str, url: str) -> None:
+    def __init__(self, socket: Any, query: str, base: str, page: str = "") -> None:
         self._socket = socket
         self.query = query  # the query string of the page's URL now
-        self.url = url  # the page's address, without the query
+        self.base = base  # the app's address (http://host:port)
+        self.url = f"{base}/{page}"  # the page's address, without the query
         self.messages: list[tuple[float, Any]] = []  # (perf_counter at arrival, ForwardMsg)
         # since the end of the last run
         self.widgets: dict[str, str] = {}  # label -> widget id, from the elements received
-        self._page = ""  # page_script_hash, from new_session
+        self._page = ""  # page_script_hash, from new_session (or the page switched to)
+        self._page_name = page  # the URL path a new visitor opens ("" for the default page)
         self._cache: dict[str, Any] = {}  # hash -> large message, as the page's cache
         self._cached_now: list[str] = []  # hashes received in the last run
         self._arrived = asyncio.Event()
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, base: str, query: str, timeout_s: float = 30) -> StreamlitSession:
-        """Connect to the app at `base` (http://host:port) as a new visitor with `query`,
-        carrying the cookies the server (or nginx in front of it) sets on a first request."""
+    async def open(
+        cls, base: str, query: str, timeout_s: float = 30, page: str = ""
+    ) -> StreamlitSession:
+        """Connect to the app at `base` (http://host:port) as a new visitor of the page at the
+        URL path `page` ("" for the default page) with `query`, carrying the cookies the server
+        (or nginx in front of it) sets on a first request."""
         import urllib.request
 
         import websockets
@@ -218,7 +281,7 @@ class StreamlitSession:
             max_size=None,
             open_timeout=timeout_s,
         )
-        return cls(socket, query, f"{base}/")
+        return cls(socket, query, base, page)
 
     async def _read(self) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -249,6 +312,16 @@ class StreamlitSession:
             if getattr(widget, "id", "") and getattr(widget, "label", ""):
                 self.widgets[widget.label] = widget.id
 
+    def switch_page(self, page: str) -> None:
+        """Go to the page at the URL path `page` on the next rerun, as the browser does when a
+        link of the navigation is clicked: the request names the page by its script hash
+        (Streamlit's hash of the URL path) and carries the URL's query string, whose fields
+        bound to the old page's widgets the server drops."""
+        from streamlit.util import calc_hash
+
+        self._page, self._page_name = calc_hash(page), ""
+        self.url = f"{self.base}/{page}"
+
     def set_param(self, key: str, value: str) -> None:
         """Write a bound widget's new value into the URL, as the page does when it changes."""
         from urllib.parse import parse_qsl, urlencode
@@ -267,6 +340,8 @@ class StreamlitSession:
         back = BackMsg()
         state = back.rerun_script
         state.query_string, state.page_script_hash = self.query, self._page
+        if not self._page:  # a new visitor: the page is named by its URL path
+            state.page_name = self._page_name
         state.widget_states.widgets.extend(changed)
         state.cached_message_hashes.extend(self._cached_now)
         state.context_info.timezone, state.context_info.locale = "UTC", "en-US"

@@ -108,7 +108,11 @@ def machine_lines(chromium: str) -> list[str]:
     """The machine and the software versions, one `name: value` per line."""
     usable = len(os.sched_getaffinity(0))
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    packages = ("tensorflow-cpu", "keras", "numpy", "streamlit", "plotly", "playwright")
+    tensorflow = next(
+        (p for p in ("tensorflow", "tensorflow-cpu") if _version(p) != "not installed"),
+        "tensorflow",
+    )  # `tensorflow` (the dev requirements on Linux x86_64) or `tensorflow-cpu`
+    packages = (tensorflow, "keras", "numpy", "streamlit", "plotly", "playwright")
     return [
         f"date: {datetime.datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z')}",
         f"cpu: {_cpu_model()}, {os.cpu_count()} logical CPUs ({usable} usable)",

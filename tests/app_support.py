@@ -60,6 +60,18 @@ def weights(at: AppTest) -> np.ndarray:
     return np.nan_to_num(values(at, "Attention weights"), nan=0.0)
 
 
+def grid_blocks(z, layers: int, heads: int) -> np.ndarray:
+    """`(L, H, R, C)` every head's cells of a model view grid's one heatmap `z`: a strip row on
+    top, then each layer's rows and a gap row; each head's columns and a gap column."""
+    z = np.asarray(z, dtype=float)
+    rows, cols = z.shape[0] // layers - 1, (z.shape[1] + 1) // heads - 1
+    return np.stack([
+        np.stack([z[1 + layer * (rows + 1):][:rows, head * (cols + 1):][:, :cols]
+                  for head in range(heads)])
+        for layer in range(layers)
+    ])  # fmt: skip
+
+
 def ticks(spec: dict, axis: str) -> list[str]:
     """The visible tick labels of the key ("x") or query ("y") axis."""
     return spec["layout"][f"{axis}axis2"]["ticktext"]

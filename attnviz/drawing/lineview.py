@@ -31,8 +31,9 @@ line{stroke:__LINE__} .note{margin:2px 0 6px 4px;opacity:.75}
 (() => {
 const d = JSON.parse(document.getElementById("data").textContent);
 const svg = document.querySelector("svg"), NS = "http://www.w3.org/2000/svg";
-const rowH = d.rowH, y0 = 14, width = 520, left = 170, right = width - 170;
-const n = Math.max(d.rows.length, d.cols.length);
+const width = Math.max(260, Math.min(520, window.innerWidth || 520));  // as wide as the frame
+const rowH = d.rowH, y0 = 14, left = Math.round(width / 3), right = width - left;
+const n = Math.max(d.rows.length, d.cols.length);  // (a phone's narrow frame: rows stay tall)
 svg.setAttribute("viewBox", `0 0 ${width} ${y0 + rowH * n}`);
 svg.setAttribute("width", "100%"); svg.style.maxWidth = width + "px";
 document.querySelector(".note").textContent = d.note;

@@ -4,12 +4,15 @@ Shape letters: L layers (grid rows), H heads (grid columns), T queries, S keys.
 
 Like BertViz's model view, with a weight in every cell's hover and one colour scale shared by
 all heads (0 to 1). Self- and cross-attention are separate grids: draw each with its own call.
-No figure code is copied: every cell is `figures.heatmap(..., kind="weights", thumbnail=True)`,
-whose heatmap traces and data axes move into one subplot of the grid. Only the layout is new:
-subplot domains, a title strip above each layer, head numbers on top, one shared colour axis
-(the thumbnails' own colour settings, moved there), and optional outlines of highlighted heads.
-Each cell's value trace carries `meta = [layer, head]`, so a click (its curve number) tells
-which head to enlarge. Pure numpy + plotly; `fig.show()` works in a notebook.
+No figure code is copied: every head is `figures.heatmap(..., kind="weights", thumbnail=True)`
+(its plain parts, `figures.heatmap_parts`: the pooled values, the blocked cells, the hover
+names). The grid draws them all as ONE heatmap (and one grey layer of blocked cells beneath),
+each head a square block, the blocks apart by gaps of empty cells: a browser draws one image
+instead of one subplot per head (12 layers × 16 heads: 384 subplots took the floor page ~5 s
+to paint). Only the layout is new: the blocks' places, a title strip above each layer, head
+numbers on top, the shared colour bar, and optional outlines of highlighted heads. Each cell's
+hover names its layer, head, query, key and weight. Pure numpy + plotly; `fig.show()` works in
+a notebook.
 """
 
 from __future__ import annotations
@@ -81,22 +84,32 @@ def model_view(
     names = _layer_titles(titles, n_layers)
     grey = _blocked_stack(blocked, stack.shape)  # (L, H, T, S)
     grid = _grid(n_layers, n_heads, check_int(grid_width, "grid_width", low=1))
-    traces: list[dict[str, Any]] = []
-    layout: dict[str, Any] = {}
-    for layer in range(n_layers):
-        for head in range(n_heads):
-            cell = figures.heatmap(
-                stack[layer, head], row_labels=row_labels, col_labels=col_labels,
-                kind="weights", blocked=grey[layer, head], row_title=row_title,
-                col_title=col_title, max_side=max_side, thumbnail=True,
-            )  # fmt: skip
-            n = layer * n_heads + head + 1
-            heading = f"{names[layer]} · head {head}"
-            moved, colors = _moved_traces(cell, n, heading, (layer, head))
-            traces += moved
-            layout |= _moved_axes(cell, n, grid.boxes[layer][head])
-    shapes = _outlines(highlight, n_layers, n_heads)
-    layout |= _grid_layout(grid, names, title, shapes) | dict(coloraxis=_shared(colors, grid))
+    cells = [
+        [
+            figures.heatmap_parts(
+                stack[layer, head],
+                row_labels=row_labels,
+                col_labels=col_labels,
+                kind="weights",
+                blocked=grey[layer, head],
+                row_title=row_title,
+                col_title=col_title,
+                max_side=max_side,
+                thumbnail=True,
+            )
+            for head in range(n_heads)
+        ]
+        for layer in range(n_layers)
+    ]  # fmt: skip (each head's traces and layout, plain dicts)
+    place = _Placement.of(cells[0][0], stack.shape, grid)
+    traces, colors = _joined_traces(cells, place)
+    shapes = _outlines(highlight, n_layers, n_heads, place)
+    across, down = _escape(col_title), _escape(row_title)
+    layout = _grid_layout(grid, names, title, shapes) | dict(
+        coloraxis=_shared(colors, grid),
+        xaxis=place.axis("x", [f"head {h} · {across} " for h in range(n_heads)], cells[0][0]),
+        yaxis=place.axis("y", [f"{name} · {down} " for name in names], cells[0][0]),
+    )
     return go.Figure(data=traces, layout=layout, _validate=False)  # as `figures._figure`
 
 
@@ -189,37 +202,114 @@ def _grid(n_layers: int, n_heads: int, grid_width: int = GRID_WIDTH) -> _Grid:
     return _Grid(cell, width, height, tuple(boxes))
 
 
-def _axis_names(n: int) -> tuple[str, str]:
-    """Trace references of subplot n: ("x", "y") for n = 1, else ("x{n}", "y{n}")."""
-    return ("x", "y") if n == 1 else (f"x{n}", f"y{n}")
+@dataclass(frozen=True)
+class _Placement:
+    """Where each head's block of cells goes in the one heatmap, in token units: a head's block
+    spans its T × S positions (pooled cells keep their spans), gaps keep the blocks `GAP` px
+    apart and leave a `STRIP` above each layer, as the grid's px sizes say."""
+
+    x_offsets: tuple[float, ...]  # per head: where its key 0 goes
+    y_offsets: tuple[float, ...]  # per layer: where its query 0 goes
+    col_edges: np.ndarray  # (C + 1,) one head's cell edges across, from -0.5 (pooled: wider)
+    row_edges: np.ndarray  # (R + 1,) one head's cell edges down
+    span: tuple[float, float]  # token units across and down, gaps and strips included
+
+    @classmethod
+    def of(cls, cell: tuple[list, dict], shape: tuple[int, ...], grid: _Grid) -> _Placement:
+        """The placement of heads whose thumbnail is `cell` in `grid` (`shape` (L, H, T, S))."""
+        n_layers, n_heads, t, s = shape
+        gap_x = GAP * s / grid.cell  # px -> key positions
+        strip, gap_y = STRIP * t / grid.cell, (STRIP + GAP) * t / grid.cell
+        value = cell[0][0]
+        return cls(
+            tuple(h * (s + gap_x) for h in range(n_heads)),
+            tuple(strip + layer * (t + gap_y) for layer in range(n_layers)),
+            np.asarray(value["x"], dtype=float),
+            np.asarray(value["y"], dtype=float),
+            ((n_heads - 1) * gap_x + n_heads * s, strip + (n_layers - 1) * gap_y + n_layers * t),
+        )
+
+    def edges(self, axis: str) -> np.ndarray:
+        """The one heatmap's cell edges: every block's, one gap cell between blocks (and the
+        first layer's strip above it)."""
+        own, offsets = (
+            (self.col_edges, self.x_offsets) if axis == "x" else (self.row_edges, self.y_offsets)
+        )
+        start = [] if axis == "x" else [-0.5]  # the strip above layer 0: one more gap cell
+        return np.concatenate([start, *(own + offset for offset in offsets)])
+
+    def joined(self, blocks: list[list[np.ndarray]], fill: float = np.nan) -> np.ndarray:
+        """`(rows, cols)` of the one heatmap: `blocks[layer][head]` `(R, C)` in place, `fill`
+        in the gaps."""
+        rows, cols = len(self.row_edges) - 1, len(self.col_edges) - 1
+        layers, heads = len(self.y_offsets), len(self.x_offsets)
+        out = np.full((1 + layers * (rows + 1) - 1, heads * (cols + 1) - 1), fill, np.float32)
+        for layer, row in enumerate(blocks):
+            for head, block in enumerate(row):
+                top, left = 1 + layer * (rows + 1), head * (cols + 1)
+                out[top : top + rows, left : left + cols] = block  # (R, C) into its place
+        return out
+
+    def axis(self, axis: str, prefixes: list[str], cell: tuple[list, dict]) -> dict[str, Any]:
+        """The one data axis: hidden ticks at every cell's centre naming its head (or layer) and
+        its key (or query), which the hover shows; its range from edge to edge."""
+        own = cell[1][f"{axis}axis"]
+        offsets = self.x_offsets if axis == "x" else self.y_offsets
+        values = [v + offset for offset in offsets for v in np.asarray(own["tickvals"]).tolist()]
+        texts = [prefix + name for prefix in prefixes for name in own["ticktext"]]
+        end = self.span[0 if axis == "x" else 1] - 0.5
+        return dict(
+            own, tickvals=values, ticktext=texts, domain=[0.0, 1.0],
+            range=[-0.5, end] if axis == "x" else [end, -0.5],  # layer 0 and query 0 on top
+        )  # fmt: skip
 
 
-def _moved_traces(
-    cell: go.Figure, n: int, heading: str, where: tuple[int, int]
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The thumbnail's heatmaps on subplot n, hover headed by `heading`, and the value trace's
-    colour settings, which move to the shared colour axis (they are the same for every cell).
+def _joined_traces(cells: list, place: _Placement) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The grey blocked cells (if any head has some) beneath the values, one heatmap each with
+    every head's cells in its block; and the thumbnails' colour settings, which move to the
+    shared colour axis (they are the same for every head). The hover says the cell's layer and
+    query (its y tick), head and key (its x tick), and the weight."""
+    first = cells[0][0][0][0]  # layer 0, head 0: its traces, the value trace
+    value = dict(first, x=place.edges("x"), y=place.edges("y"), coloraxis="coloraxis")
+    value.update(
+        z=place.joined([[traces[0]["z"] for traces, _ in row] for row in cells]),
+        hovertemplate=_hover(first["hovertemplate"]), name="weights",
+    )  # fmt: skip
+    colors = {k: value.pop(k) for k in ("colorscale", "zmin", "zmax", "colorbar")}
+    value.pop("showscale", None)
+    greys = [[_blocked_cells(traces) for traces, _ in row] for row in cells]
+    if not any(grey is not None for row in greys for grey in row):
+        return [value], colors
+    shown = next(
+        traces[1] for row in cells for traces, _ in row if _blocked_cells(traces) is not None
+    )
+    clear = np.zeros(np.shape(first["z"]), dtype=np.float32)  # a head with nothing blocked
+    blocked = dict(
+        shown, x=value["x"], y=value["y"], hoverongaps=False,
+        z=place.joined([[clear if g is None else g for g in row] for row in greys]),
+        hovertemplate=_hover(shown["hovertemplate"]),
+    )  # fmt: skip
+    return [blocked, value], colors
 
-    The thumbnail's empty tick-label trace is left out: the grid shows no tick labels, every
-    cell's tokens are in its hover.
-    """
-    x, y = _axis_names(n)
-    moved, colors = [], {}
-    for trace in cell.data:
-        if trace.type != "heatmap":
-            continue
-        moved_trace = dict(trace.to_plotly_json(), xaxis=x, yaxis=y)
-        moved_trace["hovertemplate"] = f"{heading}<br>{moved_trace['hovertemplate']}"
-        if "colorbar" in moved_trace:  # the value trace (the blocked one has no colour bar)
-            colors = {k: moved_trace.pop(k) for k in ("colorscale", "zmin", "zmax", "colorbar")}
-            moved_trace.pop("showscale", None)
-            moved_trace.update(coloraxis="coloraxis", meta=list(where), name=heading)
-        moved.append(moved_trace)
-    return moved, colors
+
+def _blocked_cells(traces: list[dict[str, Any]]) -> np.ndarray | None:
+    """`(R, C)` 1 where a thumbnail's cells are blocked, 0 where not; None if none is (its
+    traces: the values, the blocked cells if any, the label axes)."""
+    if len(traces) < 3:
+        return None
+    return np.asarray(traces[1]["z"], dtype=np.float32)
+
+
+def _hover(template: str) -> str:
+    """A thumbnail's hover (`row title %{y}<br>column title %{x}<br>...`) for the one heatmap,
+    whose ticks already say the layer, the row title and the query, the head, the column title
+    and the key: `%{y}<br>%{x}<br>...`."""
+    _, _, rest = template.split("<br>", 2)
+    return f"%{{y}}<br>%{{x}}<br>{rest}"
 
 
 def _shared(colors: dict[str, Any], grid: _Grid) -> dict[str, Any]:
-    """The layout's colour axis from a thumbnail's colour settings; the bar from the top."""
+    """The layout's colour axis from the thumbnails' colour settings; the bar from the top."""
     bar = dict(len=min(COLORBAR_PX, grid.height), lenmode="pixels", y=1.0, yanchor="top")
     return dict(
         colorscale=colors["colorscale"],
@@ -229,20 +319,10 @@ def _shared(colors: dict[str, Any], grid: _Grid) -> dict[str, Any]:
     )
 
 
-def _moved_axes(cell: go.Figure, n: int, box: tuple[float, float, float, float]):
-    """The thumbnail's data axes (hover names of every cell), placed in subplot n's box."""
-    x, y = _axis_names(n)
-    x_axis = cell.layout.xaxis.to_plotly_json()
-    y_axis = cell.layout.yaxis.to_plotly_json()
-    suffix = "" if n == 1 else str(n)
-    return {
-        f"xaxis{suffix}": dict(x_axis, domain=list(box[:2]), anchor=y),
-        f"yaxis{suffix}": dict(y_axis, domain=list(box[2:]), anchor=x),
-    }
-
-
-def _outlines(highlight: Iterable[tuple[int, int]], n_layers: int, n_heads: int) -> list:
-    """A rectangle around each highlighted head's subplot."""
+def _outlines(highlight: Iterable[tuple[int, int]], n_layers: int, n_heads: int,
+              place: _Placement) -> list:  # fmt: skip
+    """A rectangle around each highlighted head's block, a little wider (in paper coordinates:
+    data coordinates would clip it at the plot's edge)."""
     try:
         pairs = [tuple(pair) for pair in highlight]
     except TypeError:
@@ -256,10 +336,17 @@ def _outlines(highlight: Iterable[tuple[int, int]], n_layers: int, n_heads: int)
             )
         layer = check_int(pair[0], "highlight layer", low=0, high=n_layers - 1)
         head = check_int(pair[1], "highlight head", low=0, high=n_heads - 1)
-        x, y = _axis_names(layer * n_heads + head + 1)
+        (x0, x1), (y0, y1) = (
+            (offsets[i] + edges[0], offsets[i] + edges[-1])
+            for offsets, edges, i in ((place.x_offsets, place.col_edges, head),
+                                      (place.y_offsets, place.row_edges, layer))
+        )  # fmt: skip
+        pad_x, pad_y = 0.03 * (x1 - x0), 0.03 * (y1 - y0)
+        width, height = place.span  # paper coordinates: an outline may cross the plot's edge
         shapes.append(
-            dict(type="rect", xref=f"{x} domain", yref=f"{y} domain", x0=-0.03, x1=1.03,
-                 y0=-0.03, y1=1.03, line=dict(color=HIGHLIGHT_COLOR, width=3))
+            dict(type="rect", xref="paper", yref="paper", x0=(x0 - pad_x + 0.5) / width,
+                 x1=(x1 + pad_x + 0.5) / width, y0=1 - (y1 + pad_y + 0.5) / height,
+                 y1=1 - (y0 - pad_y + 0.5) / height, line=dict(color=HIGHLIGHT_COLOR, width=3))
         )  # fmt: skip
     return shapes
 

@@ -171,20 +171,15 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field,
         notable = top_heads(usable, field, min(top, len(usable)), descending=descending)
     rows, cols = view.labels[way]
     n_heads = stack.shape[1]
-    beside = n_heads * (CELL_MIN + GAP) <= GRID_PX  # else the summaries go below the grid
-    grid_column, summary_column = st.columns([3, 2]) if beside else (st.container(), None)
+    beside = n_heads * (CELL_MIN + GAP) <= GRID_PX  # else the head map goes below the grid
+    grid_column, map_column = st.columns([3, 2]) if beside else (st.container(), None)
     with grid_column:
         drawn = (way, rows, cols, notable, row_title, col_title, beside)
         figure = _grid(stack, section.blocked, drawn)
         st.plotly_chart(figure, key=f"mv-grid-{_slug(way)}", width="content")
-    if summary_column is None:
-        summary_column, table_column = st.columns(2)
-    else:
-        table_column = summary_column
-    with summary_column:
+    with map_column or st.container():
         _head_map(way, summary_table(summaries, field), SUMMARY_LABELS[field])
-    with table_column:
-        _summary_table(summaries, field, descending)
+    _summary_table(summaries, field, descending)  # the whole width: all its columns show
     if way == "cross" and view.spans is None:
         st.caption("No alignment score: there is no known alignment for this output.")
 

@@ -22,12 +22,19 @@ LOADING_TEXT = "Loading TensorFlow (the first page after a server start takes ~5
 _RUN = threading.local()  # what this script run (one thread per run) drew
 _KERAS_CLEAR_SESSION = []  # Keras's own clear_session, once TensorFlow is loaded
 _BEFORE_BACK_END: list[Callable[[], None]] = []  # called when a page first needs the back end
+_KERAS_BUSY: list[Callable[[], bool]] = []  # True while another thread builds Keras models
 
 
 def on_back_end(hook: Callable[[], None]) -> None:
     """Call `hook` whenever a page has drawn its controls and needs the back end (the server's
     warm-up waits for that before it imports TensorFlow)."""
     _BEFORE_BACK_END.append(hook)
+
+
+def keras_busy_while(busy: Callable[[], bool]) -> None:
+    """Skip the after-run clear of Keras's global state while `busy()` says another thread
+    is building Keras models (the server's warm-up)."""
+    _KERAS_BUSY.append(busy)
 
 
 def back_end(module: str) -> ModuleType:
@@ -70,12 +77,13 @@ def _clear_session_after_run(free_memory: bool = True) -> None:
     click at 16 tokens, where the attention itself takes under 1 ms. So the clear runs only
     after the modes that build Keras layers and models (`Mode.builds_models`), whose compiled
     functions the cache would otherwise keep (the decoder's held ~100 MB each), and never while
-    a session's model trains in its background thread (the clear would pull Keras's global state
-    from under it).
+    a session's model trains in its background thread or the server's warm-up builds models
+    (`keras_busy_while`): the clear would pull Keras's global state from under them.
     """
     from attnviz.learn.runs import training_active
 
-    if getattr(_RUN, "built_models", True) and not training_active():
+    busy = training_active() or any(check() for check in _KERAS_BUSY)
+    if getattr(_RUN, "built_models", True) and not busy:
         _KERAS_CLEAR_SESSION[0](free_memory=free_memory)
 
 

@@ -24,3 +24,6 @@ class Mode:
     builds_models: bool = False  # builds Keras layers or models on a run (see `loading`)
     prepare: Callable[..., None] | None = None  # puts the page in a state a lesson asks for
     # (keyword arguments: see each mode's `prepare`); called before the page is drawn
+    warm_up: Callable[[], None] | None = None  # what the page's first open would do first
+    # (load its models, trace their TensorFlow functions, fill its cached resources as the
+    # page asks for them): done once per server by `attnviz.ui.warmup`, outside any session

@@ -19,8 +19,11 @@ html { font-size: 21px; }
 
 
 def presenting() -> bool:
-    """True while the presenter view is on."""
-    return bool(PRESENT.get())
+    """True while the presenter view is on; before the switch is first drawn (a session's first
+    run: the page's set-up comes first), what the URL says."""
+    if PRESENT.is_set():
+        return bool(PRESENT.get())
+    return st.query_params.get(PRESENT.key, "").lower() == "true"
 
 
 def presenter_switch() -> None:

@@ -51,7 +51,8 @@ def _page_frame(
     folds the navigation into the sidebar), the presenter switch, the error boundary, the typed
     inputs in the URL; `draw` draws the page itself, `name` is its URL path."""
     run_builds_models(mode is not None and mode.builds_models)
-    title, menu, switch = st.columns([4, 1, 1], vertical_alignment="bottom")
+    title, menu, switch = st.columns([4, 1, 1.5], vertical_alignment="bottom")  # the switch's
+    # label fits the presenter view's larger text
     title.title("attnviz")
     with menu.popover("Pages", icon=":material/menu:", key=PAGES_MENU.of(name).key):  # a new
         # menu on each page: the one a link was taken from is left behind, closed

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import streamlit as st
 
+from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.ways import get_way
 from attnviz.drawing.translation import char_labels
@@ -105,6 +106,21 @@ def shipped_trace(task: str) -> TransformerTrace | None:
 def shipped_seq2seq(task: str, score: str):
     """A shipped GRU translator, loaded once per server and shared read-only by every session."""
     return back_end("attnviz.learn.pretrained").load_pretrained(task, score)
+
+
+def warm_up_shipped() -> None:
+    """Load every shipped model into the server's caches, keyed as the pages ask for them
+    (`shipped_seq2seq(task, score)`, `shipped_transformer(task)`), and run each on its task's
+    example as the pages do: the first calls trace the models' TensorFlow functions (~0.3–1 s
+    each), which a first visit would otherwise wait for."""
+    for task in TASKS:
+        example = get_task(task).example[0]
+        for score in SCORE_KINDS:
+            model = shipped_seq2seq(task, score)
+            model.translate(example)
+            model.attention_inputs(example, 0)  # the explorer's step
+    for task in TRANSFORMER_RECIPES:
+        shipped_transformer(task).trace(get_task(task).example[0])
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,10 @@ def draw_start(pages: dict[str, st.Page], modes: tuple[Mode, ...]) -> None:
     with left:
         st.page_link(
             pages[LESSONS[0].slug],
-            label=f"Lessons: {len(LESSONS)} steps from one dot product to trained heads",
+            label=f"Lessons: {len(LESSONS)} steps",  # short: a link's label never wraps
             icon=":material/school:",
         )
+        st.caption("From one dot product to trained heads.")
         for lesson in LESSONS:
             st.page_link(pages[lesson.slug], label=f"{lesson.number}. {lesson.title}")
     with right:

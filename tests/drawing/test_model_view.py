@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from app_support import grid_blocks
 
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import head_map, model_view
@@ -29,26 +30,31 @@ def _value_traces(fig: go.Figure) -> list:
     return [t for t in fig.data if t.coloraxis == "coloraxis"]
 
 
-def test_one_thumbnail_per_layer_and_head_holding_the_weights(cross):
+def test_every_head_is_a_block_of_one_heatmap_holding_its_weights(cross):
     weights, fig = cross
-    values = _value_traces(fig)
-    assert len(values) == 6
-    for n, trace in enumerate(values, start=1):
-        layer, head = divmod(n - 1, 3)
-        assert list(trace.meta) == [layer, head]
-        assert (trace.xaxis, trace.yaxis) == (("x", "y") if n == 1 else (f"x{n}", f"y{n}"))
-        np.testing.assert_allclose(trace.z, weights[layer, head], atol=1e-7)  # float32 cells
+    (values,) = _value_traces(fig)  # one heatmap for the whole grid: one image to draw
+    blocks = grid_blocks(values.z, 2, 3)  # (L, H, T, S)
+    np.testing.assert_allclose(blocks, weights, atol=1e-7)  # float32 cells
+    z = np.asarray(values.z, dtype=float)
+    assert np.isnan(z[0]).all() and np.isnan(z[:, 5]).all()  # a strip on top, gaps between
+    assert len(values.x) == z.shape[1] + 1 and len(values.y) == z.shape[0] + 1  # cell edges
 
 
 def test_hover_names_layer_head_query_key_and_weight(cross):
     _, fig = cross
-    trace = _value_traces(fig)[4]  # layer 1, head 1: subplot 5
-    assert trace.hovertemplate.startswith("enc-dec 1 · head 1<br>query %{y}<br>key %{x}")
-    assert "weight %{z" in trace.hovertemplate
-    # %{y} / %{x} show the data axes' tick text: position and token of the cell
-    assert list(fig.layout.yaxis5.ticktext) == [f"{i}: {t}" for i, t in enumerate(QUERIES)]
-    assert list(fig.layout.xaxis5.ticktext)[:2] == ["0: le", "1: chat"]
-    assert list(fig.layout.xaxis5.ticktext)[4] == "4: &lt;b&gt;"  # user text is escaped
+    (values,) = _value_traces(fig)
+    assert values.hovertemplate.startswith("%{y}<br>%{x}<br>weight %{z")
+    assert values.hoverongaps is False  # the gaps have no hover
+    # %{y} / %{x} show the data axes' tick text: layer, position and token of the cell
+    y_names, x_names = list(fig.layout.yaxis.ticktext), list(fig.layout.xaxis.ticktext)
+    assert y_names[4:6] == ["enc-dec 1 · query 0: the", "enc-dec 1 · query 1: cat"]
+    assert x_names[5:7] == ["head 1 · key 0: le", "head 1 · key 1: chat"]
+    assert x_names[4] == "head 0 · key 4: &lt;b&gt;"  # user text is escaped
+    # each tick sits at its cell's centre: the second layer's query 1, the second head's key 0
+    y, x = np.asarray(values.y, dtype=float), np.asarray(values.x, dtype=float)
+    row = np.searchsorted(y, fig.layout.yaxis.tickvals[5]) - 1
+    col = np.searchsorted(x, fig.layout.xaxis.tickvals[5]) - 1
+    np.testing.assert_allclose(np.asarray(values.z)[row, col], cross[0][1, 1, 1, 0], atol=1e-7)
 
 
 def test_one_shared_colour_scale_from_0_to_1(cross):
@@ -64,11 +70,16 @@ def test_grid_layout_titles_and_head_numbers(cross):
     notes = [a.text for a in fig.layout.annotations]
     assert notes == ["enc-dec 0", "enc-dec 1", "head 0", "head 1", "head 2"]
     assert fig.layout.title.text == "cross"
-    boxes = [(fig.layout[f"xaxis{n}"].domain, fig.layout[f"yaxis{n}"].domain) for n in range(2, 7)]
-    boxes.insert(0, (fig.layout.xaxis.domain, fig.layout.yaxis.domain))
-    assert boxes[0][0][0] == 0 and boxes[2][0][1] == pytest.approx(1.0)  # heads fill the width
-    assert boxes[0][1][0] > boxes[3][1][1]  # layer 0 above layer 1
-    assert boxes[0][0][1] < boxes[1][0][0]  # heads side by side, with a gap
+    (values,) = _value_traces(fig)
+    x, y = np.asarray(values.x, dtype=float), np.asarray(values.y, dtype=float)
+    assert list(fig.layout.xaxis.range) == [x[0], x[-1]]  # the blocks fill the width
+    assert list(fig.layout.yaxis.range) == [y[-1], y[0]]  # layer 0 on top
+    # square blocks apart by GAP px: a head's 5 keys span as many px as a layer's 4 queries
+    margin = fig.layout.margin
+    width = fig.layout.width - margin.l - margin.r
+    height = fig.layout.height - margin.t - margin.b
+    per_key, per_query = width / (x[-1] - x[0]), height / (y[-1] - y[0])
+    assert 5 * per_key == pytest.approx(4 * per_query, rel=0.02)
 
 
 def test_default_titles_blocked_cells_and_highlights():
@@ -77,19 +88,28 @@ def test_default_titles_blocked_cells_and_highlights():
     future = np.triu(np.ones((3, 3), dtype=bool), k=1)
     fig = model_view(w, blocked=future, highlight=[(0, 1)])
     assert fig.layout.annotations[0].text == "layer 0"
-    values = _value_traces(fig)
-    assert np.isnan(np.asarray(values[0].z, dtype=float)[future]).all()  # blocked: grey, no value
-    greys = [t for t in fig.data if t.coloraxis is None]
-    assert len(greys) == 2 and greys[0].hovertemplate.startswith("layer 0 · head 0<br>")
+    (values,) = _value_traces(fig)
+    assert np.isnan(grid_blocks(values.z, 1, 2)[0, 0][future]).all()  # blocked: grey, no value
+    (grey,) = [t for t in fig.data if t.coloraxis is None]  # one grey layer beneath
+    assert grey.zorder == -1 and (grid_blocks(grey.z, 1, 2)[0] == future).all()
+    assert grey.hovertemplate == "%{y}<br>%{x}<br>masked<extra></extra>"
     (outline,) = fig.layout.shapes
-    assert (outline.xref, outline.yref) == ("x2 domain", "y2 domain")
+    assert (outline.xref, outline.yref) == ("paper", "paper")  # not clipped at the plot's edge
+    x = np.asarray(values.x, dtype=float)
+    paper = (x - x[0]) / (x[-1] - x[0])  # the cell edges across, as fractions of the plot
+    assert outline.x0 < paper[4] < paper[6] < 1 < outline.x1  # around head 1's three keys
+    assert outline.x0 > paper[3]  # not head 0's
+    y = np.asarray(values.y, dtype=float)
+    top = 1 - (y[1] - y[0]) / (y[-1] - y[0])  # layer 0's first row, below the strip
+    assert outline.y0 < 0 < top < outline.y1
 
 
 def test_twelve_by_twelve_heads_stay_small_and_valid():
     w = RNG.dirichlet(np.ones(16), size=(12, 12, 16))  # (12, 12, 16, 16)
     tokens = [f"token{i}" for i in range(16)]
     fig = model_view(w, tokens, tokens)
-    assert len(_value_traces(fig)) == 144
+    (values,) = _value_traces(fig)
+    assert grid_blocks(values.z, 12, 12).shape == (12, 12, 16, 16)
     assert len(fig.to_json()) < 1_000_000
     go.Figure(fig.to_dict())  # plotly's own validation accepts every property
     assert "Plotly.newPlot" in fig.to_html(include_plotlyjs=False)  # what fig.show() renders
@@ -98,7 +118,7 @@ def test_twelve_by_twelve_heads_stay_small_and_valid():
 def test_long_sequences_are_pooled_into_overviews():
     w = RNG.dirichlet(np.ones(100), size=(1, 1, 100))
     (trace,) = _value_traces(model_view(w, max_side=25))
-    assert np.asarray(trace.z).shape == (25, 25)
+    assert grid_blocks(trace.z, 1, 1).shape == (1, 1, 25, 25)
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ from attnviz.learn.configs import (
     TrainConfig,
     TransformerConfig,
 )
-from attnviz.learn.runs import TrainingRun
+from attnviz.learn.runs import Progress, TrainingQueue, TrainingRun, starts_in
+from attnviz.learn.training import EpochReport, train
 
 TINY = NetworkConfig(units=8, embed_dim=8, attention_units=8)
 
@@ -46,20 +47,18 @@ def test_a_transformer_run_trains_the_transformer():
 @pytest.mark.slow  # trains
 def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
     epoch_1 = threading.Event()
-    runs.TRAINING_SLOTS.acquire()  # the run waits for the slot while it is being watched
-    try:
-        run = TrainingRun.start("reverse", TINY, _pairs(50, seed=4))
-        report_epoch = run._on_epoch
 
-        def watched(report):  # the run's own epoch callback, which also says "epoch 1 done"
-            stop = report_epoch(report)
-            if report.epoch >= 1:
+    def watched_train(task, network, training, callback):  # `train`, saying "epoch 1 done"
+        def report(epoch_report):
+            stop = callback(epoch_report)
+            if epoch_report.epoch >= 1:
                 epoch_1.set()
             return stop
 
-        run._on_epoch = watched
-    finally:
-        runs.TRAINING_SLOTS.release()
+        return train(task, network, training, callback=report)
+
+    run = TrainingRun.start("reverse", TINY, _pairs(50, seed=4), queue=TrainingQueue(),
+                            fit=watched_train)  # fmt: skip
     assert epoch_1.wait(120)
     run.stop()  # the page's Stop button, from another thread
     snapshot = run.join(timeout=120)
@@ -93,20 +92,133 @@ def test_a_language_model_trains_by_lm_training_unless_told():
 
 
 def test_a_failed_run_says_why_and_frees_the_slot():
-    run = TrainingRun.start("no such task")
+    queue = TrainingQueue()
+    run = TrainingRun.start("no such task", queue=queue)
     snapshot = run.join(timeout=30)
     assert snapshot.state == "failed"
     assert "ValueError" in snapshot.error and "no such task" in snapshot.error
-    assert runs.TRAINING_SLOTS.acquire(timeout=1)  # the slot is free again
-    runs.TRAINING_SLOTS.release()
+    assert not queue.training()
+    fake = FakeTraining()
+    after = TrainingRun.start("reverse", TINY, _pairs(1), queue=queue, fit=fake.fit)
+    assert fake.started.wait(30)  # the slot is free again: the next run trains at once
+    fake.release.set()
+    assert after.join(timeout=30).state == "done"
 
 
-def test_runs_wait_for_the_one_training_slot():
-    runs.TRAINING_SLOTS.acquire()
+class Clock:
+    """The queue's clock, moved by hand."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _report(epoch: int, seconds: float) -> EpochReport:
+    return EpochReport(epoch, None, None, 0.0, 0.0, seconds, None, False)
+
+
+class FakeTraining:
+    """Stands in for `train`: reports the epochs it is given at once, then holds the slot until
+    released."""
+
+    def __init__(self, report_seconds: tuple[float, ...] = ()) -> None:
+        self.report_seconds = report_seconds  # seconds of epoch 0, 1, ... since the start
+        self.started = threading.Event()  # set once it trains
+        self.release = threading.Event()  # set by the test: training ends
+
+    def fit(self, task, network, training, callback):
+        for epoch, seconds in enumerate(self.report_seconds):
+            callback(_report(epoch, seconds))
+        self.started.set()
+        assert self.release.wait(60)
+        return "model"
+
+
+@pytest.fixture
+def line():
+    """A queue on a hand-moved clock, a run training in it (epochs 0 and 1 reported: setup 2 s,
+    10 s an epoch, cap 5, 10,000 pairs) and a way to add waiting runs; every run is released
+    at the end."""
+    clock = Clock(100.0)
+    queue = TrainingQueue(clock=clock)
+    fakes = [FakeTraining((2.0, 12.0))]
+    first = TrainingRun.start("dates", TINY, TrainConfig(5), queue=queue, fit=fakes[0].fit)
+    assert fakes[0].started.wait(30)
+
+    def waiting(epochs: int, n_pairs: int = 10_000, time_limit: float = 120.0) -> TrainingRun:
+        fakes.append(FakeTraining())
+        training = TrainConfig(epochs, n_pairs=n_pairs, time_limit=time_limit)
+        return TrainingRun.start("dates", TINY, training, queue=queue, fit=fakes[-1].fit)
+
+    yield clock, queue, first, waiting, fakes
+    for fake in fakes:
+        fake.release.set()
+
+
+def test_waiting_runs_know_their_place_and_when_they_start(line):
+    clock, queue, first, waiting, _ = line
+    second, third = waiting(3), waiting(4, n_pairs=5_000)
+    clock.now = 113.0  # 13 s into the first run: 1 s after its epoch 1
+    assert first.snapshot().state == "training" and first.snapshot().place == 0
+    # first: 4 epochs left × 10 s, less the 1 s since its last report -> 39 s
+    assert (second.snapshot().place, second.snapshot().starts_in) == (1, 39.0)
+    # then second: 2 s setup + 3 epochs × 10 s -> 32 s more
+    assert (third.snapshot().place, third.snapshot().starts_in) == (2, 71.0)
+    assert second.snapshot().state == third.snapshot().state == "waiting"
+
+
+def test_a_stopped_waiting_run_leaves_and_the_ones_behind_move_up(line):
+    clock, queue, first, waiting, fakes = line
+    second, third = waiting(3), waiting(4)
+    clock.now = 113.0
+    second.stop()  # its student pressed Stop while it waited
+    assert second.join(timeout=30).state == "stopped" and not fakes[1].started.is_set()
+    assert (third.snapshot().place, third.snapshot().starts_in) == (1, 39.0)
+    fakes[0].release.set()  # the first run ends: the third trains
+    assert first.join(timeout=30).state == "done"
+    assert fakes[2].started.wait(30) and queue.training()
+    assert third.snapshot().state == "training" and third.snapshot().place == 0
+
+
+def test_no_estimate_before_the_training_run_finishes_an_epoch():
+    clock = Clock(0.0)
+    queue = TrainingQueue(clock=clock)
+    fake = FakeTraining((2.0,))  # epoch 0 only
+    first = TrainingRun.start("dates", TINY, TrainConfig(5), queue=queue, fit=fake.fit)
     try:
-        run = TrainingRun.start("reverse", TINY, _pairs(1))
-        assert run.snapshot().state == "waiting"
-        run.stop()  # stopped while waiting: it never trains
+        assert fake.started.wait(30)
+        second = TrainingRun.start("dates", TINY, TrainConfig(5), queue=queue, fit=fake.fit)
+        assert (second.snapshot().place, second.snapshot().starts_in) == (1, None)
+        second.stop()
+        assert second.join(timeout=30).state == "stopped"
     finally:
-        runs.TRAINING_SLOTS.release()
-    assert run.join(timeout=30).state == "stopped"
+        fake.release.set()
+    assert first.join(timeout=30).state == "done"
+
+
+def _progress(done=1, epochs=5, setup=2.0, epoch=10.0, since=0.0, left=100.0, pairs=1000):
+    return Progress(done, epochs, setup, epoch, since, left, pairs)
+
+
+@pytest.mark.parametrize(
+    ("training", "ahead", "slots", "expected"),
+    [
+        ([_progress()], [], 1, 40.0),  # 4 epochs left × 10 s
+        ([_progress(since=5.0)], [], 1, 35.0),  # 5 s into the next epoch
+        ([_progress(left=12.0)], [], 1, 12.0),  # its time limit ends it sooner
+        ([_progress(done=5)], [], 1, 0.0),  # every epoch done: ending now
+        ([_progress()], [TrainConfig(3, n_pairs=1000)], 1, 72.0),  # + 2 s setup + 3 × 10 s
+        ([_progress()], [TrainConfig(3, n_pairs=500)], 1, 57.0),  # half the pairs: 5 s epochs
+        ([_progress()], [TrainConfig(30, n_pairs=1000, time_limit=60.0)], 1, 100.0),  # capped
+        ([], [TrainConfig(3, n_pairs=1000)], 1, 0.0),  # nothing training: no rate, starts now
+        ([_progress()], [], 2, 0.0),  # a second slot is free
+        ([_progress(), _progress(done=3)], [TrainConfig(1, n_pairs=1000)], 2, 32.0),  # 20 + 12
+        ([_progress(epoch=None)], [], 1, None),  # no epoch finished yet
+    ],
+    ids=["epochs-left", "mid-epoch", "time-limit", "last-epoch", "one-ahead", "fewer-pairs",
+         "ahead-capped", "idle", "free-slot", "two-slots", "no-epoch-yet"],
+)  # fmt: skip
+def test_starts_in(training, ahead, slots, expected):
+    assert starts_in(training, ahead, slots) == expected

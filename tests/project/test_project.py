@@ -4,6 +4,8 @@ import re
 import threading
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 
 
@@ -63,13 +65,82 @@ def test_no_unsafe_calls_in_the_package():
             assert banned not in code, f"{banned} in {path.name}"
 
 
-def test_warm_up_traces_the_attention_graphs():
+def test_warm_up_traces_the_attention_graphs(monkeypatch):
     from attnviz.core import attention
-    from attnviz.ui.warmup import page_drawn, warm_up
+    from attnviz.ui import warmup
 
-    page_drawn()  # a page has drawn its controls: no wait
-    warm_up()
-    assert {(True, False, "-inf"), (True, True, "-inf")} <= set(attention._COMPILED)
+    monkeypatch.setattr(warmup, "_page_steps", list)  # the pages' steps: tests of their own
+    warmup.page_drawn()  # a page has drawn its controls: no wait
+    warmup.warm_up()
+    flags = {(scale, masked, value) for scale in (True, False) for masked in (True, False)
+             for value in ("-inf", "-1e9")}  # fmt: skip
+    assert flags <= set(attention._COMPILED)  # every scaling, mask and masked value
+
+
+def test_warm_up_runs_every_pages_step_says_when_done_and_survives_a_failing_one(monkeypatch):
+    from attnviz.ui import warmup
+    from attnviz.ui.modes import MODES
+
+    done, seen_warming, logged = [], [], []
+
+    def step(name):
+        def run():
+            seen_warming.append(warmup.warming_up())  # Keras's clear after a run waits
+            done.append(name)
+            if name == "learn":
+                raise RuntimeError("no checkpoints here")
+
+        return name, run
+
+    monkeypatch.setattr(warmup, "_page_steps", lambda: [step("decoder"), step("learn")])
+    monkeypatch.setattr(warmup, "_attention_graphs", lambda: None)
+    monkeypatch.setattr(warmup, "_first_element", lambda: None)
+    monkeypatch.setattr(warmup, "get_logger", lambda name: _Recorder(logged))
+    warmup.page_drawn()
+    warmup.warm_up()
+    assert done == ["decoder", "learn"] and seen_warming == [True, True]
+    assert not warmup.warming_up()
+    assert len(logged) == 1 and logged[0].startswith(warmup.FINISHED)
+    assert "decoder" in logged[0] and "learn" in logged[0]
+    assert {m.name for m in MODES if m.warm_up} == {"decoder", "learn"}  # the pages that load
+
+
+class _Recorder:
+    """A logger that keeps the messages it is given."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def info(self, message: str, *args) -> None:
+        self.lines.append(message % args)
+
+
+def test_warm_up_draws_the_first_element_so_no_page_run_pays_streamlits_one_time_check():
+    from streamlit import delta_generator
+
+    from attnviz.ui import warmup
+
+    warmup._first_element()
+    assert delta_generator._use_warning_has_been_displayed  # checked: never again this process
+
+
+@pytest.mark.slow  # loads every shipped model and builds the default decoder
+def test_warm_up_fills_the_caches_the_pages_read():
+    import streamlit as st
+
+    from attnviz.ui import shipped
+    from attnviz.ui.modes import decoder_stack
+
+    st.cache_resource.clear()
+    shipped.warm_up_shipped()
+    decoder_stack.warm_up()
+    loaded = {shipped.shipped_seq2seq("dates", "concat"), shipped.shipped_transformer("reverse")}
+    # the pages' own calls, with the pages' arguments, hit the cache: the same objects again
+    assert loaded == {shipped.shipped_seq2seq("dates", "concat"),
+                      shipped.shipped_transformer("reverse")}  # fmt: skip
+    sizes = tuple(size.default for size, *_ in decoder_stack.SIZES)
+    first = decoder_stack._run_decoder_cached(sizes, 0)
+    assert decoder_stack._run_decoder_cached(sizes, 0) is first
 
 
 class _RecordedEvent(threading.Event):
@@ -94,6 +165,7 @@ def test_warm_up_gives_up_waiting_for_a_page_after_its_time_limit(monkeypatch):
     never = _RecordedEvent()
     monkeypatch.setattr(warmup, "PAGE_DRAWN", never)
     monkeypatch.setattr(warmup, "PAGE_WAIT_S", 0.0)  # the time limit, already over
+    monkeypatch.setattr(warmup, "_page_steps", list)
     monkeypatch.setattr(attention, "_COMPILED", {})  # nothing traced yet
     warmup.warm_up()  # no page: it waits no longer than its limit, then imports and traces
     assert never.timeouts == [0.0]  # it did not wait longer than its limit
@@ -106,6 +178,7 @@ def test_warm_up_waits_for_the_first_page(monkeypatch):
     drawn = _RecordedEvent()
     monkeypatch.setattr(warmup, "PAGE_DRAWN", drawn)
     monkeypatch.setattr(warmup, "PAGE_WAIT_S", 600.0)  # longer than this test may take
+    monkeypatch.setattr(warmup, "_page_steps", list)
     thread = threading.Thread(target=warmup.warm_up)
     thread.start()
     assert drawn.waiting.wait(30)  # it waits for a page...

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STREAMLIT_SCRIPTS = {"floor_app", "floor_model_view"}  # run by `streamlit run`, not imported
+STREAMLIT_SCRIPTS = {"floor_app", "floor_model_view", "floor_charts"}  # run by `streamlit run`,
+# not imported
 MODULES = [
     f"{folder}.{path.stem}"
     for folder in ("bench", "deploy")

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import threading
+
 import app_support as ui
 import numpy as np
 import pytest
 from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
-from attnviz.learn import load_pretrained
+from attnviz.learn import load_pretrained, runs
+from attnviz.learn.configs import NetworkConfig, TrainConfig
+from attnviz.learn.runs import TrainingRun
 from attnviz.learn.tasks import get_task
+from attnviz.learn.training import EpochReport
 
 
 def _open(**params: str) -> AppTest:
@@ -146,6 +151,60 @@ def _translates_after_reruns(at: AppTest, snapshot, keras) -> None:
     assert f"**Output:** `{expected.output}`" in [m.value for m in at.markdown]
 
 
+class _Held:
+    """Another session's run that holds the training slot (or waits) without training: it
+    reports the epochs it is given, then waits to be released."""
+
+    def __init__(self, report_seconds: tuple[float, ...] = ()) -> None:
+        self.report_seconds = report_seconds  # seconds of epoch 0, 1, ... since its start
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def fit(self, task, network, training, callback):
+        for epoch, seconds in enumerate(self.report_seconds):
+            callback(EpochReport(epoch, None, None, 0.0, 0.0, seconds, None, False))
+        self.started.set()
+        assert self.release.wait(120)
+        return None
+
+
+def test_a_waiting_run_shows_its_place_when_it_starts_and_offers_the_shipped_model(monkeypatch):
+    now = [500.0]  # the queue's clock, moved by hand
+    monkeypatch.setattr(runs.QUEUE, "clock", lambda: now[0])
+    training, waiting = _Held((2.0, 12.0)), _Held()  # 2 s setup, then 10 s an epoch
+    held = [TrainingRun.start("dates", NetworkConfig(), TrainConfig(5), fit=training.fit)]
+    try:
+        assert training.started.wait(60)
+        held.append(TrainingRun.start("dates", NetworkConfig(), TrainConfig(3), fit=waiting.fit))
+        now[0] = 513.0  # 1 s after the training run's epoch 1 of 5
+        at = _open(learn_model="Train", task="reverse")
+        at.button[-1].click().run()  # Train: this session's run joins the queue, 3rd
+        ui.assert_ok(at)
+        (mine,) = at.session_state["learn_runs"].values()
+        held.append(mine)
+        # 39 s for the training run (4 epochs × 10 s, less 1 s) + 32 s for the one ahead
+        # (2 s + 3 epochs × 10 s at the same 10,000 pairs): 71 s, said as about 1 min 20 s
+        (bar,) = at.progress
+        assert bar.text == (
+            "Waiting for the server's training slot: 2nd in the queue; it should start in "
+            "about 1 min 20 s."
+        )
+        assert mine.snapshot().starts_in == 71.0
+        at.button(key="learn_shipped_meanwhile").click().run()
+        ui.assert_ok(at)
+        assert at.button_group(key="learn_model").value == "Shipped"
+        assert "reverse" in at.session_state["task"] and ui.chart(at, "How it was trained")
+        assert mine.snapshot().state == "waiting"  # still in the queue
+    finally:
+        for run in held[2:]:
+            run.stop()
+        training.release.set()
+        waiting.release.set()
+        for run in held:
+            run.join(timeout=60)
+    assert mine.snapshot().state == "stopped" and not runs.training_active()
+
+
 # --- the Transformer -------------------------------------------------------------------------
 
 
@@ -181,9 +240,9 @@ def test_the_model_view_shows_every_head_summaries_rollout_and_the_best_head(tra
     grids = [s for s in ui.specs(at) if sum(d.get("coloraxis") == "coloraxis" for d in s["data"])]
     assert len(grids) == 3  # encoder self, decoder self, cross
     for grid, stack in zip(grids, (t.encoder_self, t.decoder_self, t.cross), strict=True):
-        values = [np.nan_to_num(ui.decode(d["z"]), nan=0.0) for d in grid["data"]
-                  if d.get("coloraxis") == "coloraxis"]  # fmt: skip
-        np.testing.assert_allclose(np.stack(values), stack.reshape(8, *stack.shape[2:]), atol=1e-6)
+        (values,) = [d for d in grid["data"] if d.get("coloraxis") == "coloraxis"]
+        blocks = ui.grid_blocks(np.nan_to_num(ui.decode(values["z"]), nan=0.0), 2, 4)
+        np.testing.assert_allclose(blocks, stack, atol=1e-6)  # (L, H, T, S)
     maps = [s for s in ui.specs(at) if s["data"][0].get("marker", {}).get("symbol") == "square"]
     assert len(maps) == 3 and all(ui.decode(m["data"][0]["x"]).size == 8 for m in maps)
     tables = [d.value for d in at.dataframe]

@@ -11,6 +11,7 @@ import io
 
 import numpy as np
 import pytest
+from app_support import grid_blocks
 from browser_support import WAIT_SECONDS, App, close  # fixtures: conftest's pytest_plugins
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
@@ -324,12 +325,12 @@ def test_model_view_click_on_a_head_enlarges_it(app: App):
     app.wait_for_chart(title)  # enlarged
     enlarged = np.array(app.weights(title), dtype=float)
     grid = app.page.locator(".st-key-mv-grid-cross .js-plotly-plot")
-    thumbnail = grid.evaluate(
-        "(d, n) => d._fullData.filter(t => t.coloraxis === 'coloraxis')[n].z"
-        ".map(r => Array.from(r, x => Number.isFinite(x) ? x : 0))",
-        target,
-    )
-    assert np.allclose(enlarged, np.array(thumbnail, dtype=float), atol=1e-6)  # the same head
+    joined = grid.evaluate(
+        "(d) => d._fullData.filter(t => t.coloraxis === 'coloraxis')[0].z"
+        ".map(r => Array.from(r, x => Number.isFinite(x) ? x : 0))"
+    )  # the grid's one heatmap: every head's block
+    thumbnail = grid_blocks(joined, 2, 4)[target // 4, target % 4]
+    assert np.allclose(enlarged, thumbnail, atol=1e-6)  # the same head
     assert np.allclose(enlarged.sum(axis=1), 1, atol=1e-5)
     assert app.exceptions() == 0 and app.errors == []
 

@@ -21,7 +21,7 @@ from attnviz.ui.messages import error, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
 from attnviz.ui.shipped import TASK_TEXTS, shipped_trace, weights_choice
-from attnviz.ui.sidebar import seed_control
+from attnviz.ui.sidebar import SEED, seed_control
 from attnviz.ui.state import slot
 
 DECODER_VIEWS = ("One layer", "Model view")  # one layer's heads, or every layer's at once
@@ -57,6 +57,11 @@ def _run_decoder_cached(sizes: tuple[int, ...], seed: int):
         n=n, vocab_size=vocab, causal=True, seed=seed,
     )  # fmt: skip
     return result, tokens, time.perf_counter() - start
+
+
+def warm_up() -> None:
+    """The decoder of the page's default sizes and seed, run into the cache the page reads."""
+    _run_decoder_cached(tuple(size.default for size, *_ in SIZES), SEED.default)
 
 
 def _random_decoder(seed: int) -> None:
@@ -183,4 +188,5 @@ MODE = Mode(
     url_texts=TASK_TEXTS,
     old_names=("Decoder",),
     builds_models=True,
+    warm_up=warm_up,
 )

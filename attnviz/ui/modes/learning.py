@@ -7,9 +7,7 @@ only: the models are `attnviz.learn`'s, loaded (with TensorFlow) once the contro
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -41,11 +39,10 @@ from attnviz.ui.shipped import (
     step_opened,
     task_text,
     traced,
+    warm_up_shipped,
 )
 from attnviz.ui.state import slot
-
-if TYPE_CHECKING:
-    from attnviz.learn.runs import RunSnapshot, TrainingRun
+from attnviz.ui.training_progress import epochs_in_words, progress
 
 ARCHITECTURES = ("GRU + attention", "Transformer")  # Seq2SeqAttention, TransformerTranslator
 MODEL_SOURCES = ("Shipped", "Train")  # a shipped checkpoint, or one trained here
@@ -64,13 +61,6 @@ VIEW = slot("learn_view", LEARN_VIEWS[0], url=True)  # the GRU model's open tab
 TRANSFORMER_VIEW = slot("learn_tview", TRANSFORMER_VIEWS[0], url=True)  # the Transformer's
 STEP = slot("learn_step", 0)  # the decoder step opened in the explorer
 RUNS = slot("learn_runs", None, kind=dict)  # (task, model, seed...) -> this session's run
-PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
-PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
-
-
-def epochs_in_words(n: int) -> str:
-    """ "1 epoch", "3 epochs"."""
-    return f"{n} epoch" if n == 1 else f"{n} epochs"
 
 
 def _settings_controls(transformer: bool) -> AttentionSettings:
@@ -278,8 +268,15 @@ def _training_panel(task: str, settings: AttentionSettings, transformer: bool = 
     if run is None:
         st.info("Press Train to train this task with these settings.", icon=":material/school:")
         return None
-    snapshot = _progress(run)
+    shipped = not transformer or task in TRANSFORMER_RECIPES  # else nothing to offer meanwhile
+    snapshot = progress(run, _open_shipped if shipped else None)
     return snapshot.model
+
+
+def _open_shipped() -> None:
+    """Show the shipped model of the task and architecture chosen (a button callback: the run
+    being trained stays in its queue)."""
+    SOURCE.set(MODEL_SOURCES[0])
 
 
 def _start(task: str, settings: AttentionSettings, transformer: bool, epochs: int, n_pairs: int):
@@ -291,89 +288,6 @@ def _start(task: str, settings: AttentionSettings, transformer: bool, epochs: in
     )
     network = TransformerConfig() if transformer else NetworkConfig(settings.score, settings.scale)
     return runs.TrainingRun.start(task, network, training)
-
-
-@st.fragment(run_every=1.0)
-def _live_progress(run: TrainingRun) -> None:
-    snapshot = run.snapshot()
-    _draw_progress(run, snapshot)
-    if not run.running:
-        st.rerun()  # the whole page: the trained model's views appear
-
-
-def _progress(run: TrainingRun) -> RunSnapshot:
-    """While the run trains, a fragment redraws its progress every second; then, once."""
-    snapshot = run.snapshot()
-    if run.running:
-        _live_progress(run)
-    else:
-        _draw_progress(run, snapshot)
-    return snapshot
-
-
-def _draw_progress(run: TrainingRun, snapshot: RunSnapshot) -> None:
-    done = len(snapshot.reports) - 1 if snapshot.reports else 0
-    words = {
-        "waiting": "Waiting for another session's training to finish…",
-        "training": f"Training: epoch {done} of {snapshot.epochs} done ({snapshot.seconds:.0f} s)",
-        "done": f"Trained {epochs_in_words(done)} in {snapshot.seconds:.0f} s.",
-        "stopped": f"Stopped after {epochs_in_words(done)}; the best epoch is kept.",
-        "failed": f"Training failed: {snapshot.error}",
-    }[snapshot.state]
-    if snapshot.state == "failed":
-        st.error(plain(words), icon=":material/error:")
-        return
-    st.progress(min(1.0, done / max(1, snapshot.epochs)), text=words)
-    if run.running:
-        st.button("Stop", on_click=run.stop, icon=":material/stop:", key="learn_stop")
-    if not snapshot.reports:
-        return
-    rows = [_history_row(r) for r in snapshot.reports]
-    chart(
-        training_curves(rows, title="Loss and accuracy per epoch"),
-        key="live-curves",
-        name="training-curves",
-    )
-    _probe_history(snapshot)
-
-
-def _history_row(report) -> tuple[float, ...]:
-    nan = math.nan
-    loss = nan if report.loss is None else report.loss
-    acc = nan if report.char_accuracy is None else report.char_accuracy
-    return (
-        report.epoch,
-        loss,
-        acc,
-        report.val_char_accuracy,
-        report.val_exact_match,
-        report.seconds,
-    )
-
-
-def _probe_history(snapshot: RunSnapshot) -> None:
-    """The probe's attention after the chosen epoch: alignment forming out of uniform noise."""
-    reports = {r.epoch: r for r in snapshot.reports}
-    epochs = list(reports)
-    if PROBE_EPOCH.get() not in epochs or PROBE_EPOCH.get() == PROBE_LAST.get():
-        PROBE_EPOCH.set(epochs[-1])  # follow the newest epoch until the user picks another
-    PROBE_LAST.set(epochs[-1])
-    chosen = epochs[-1]
-    if len(epochs) > 1:
-        chosen = st.select_slider(
-            "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
-        )
-    probe = reports[chosen].probe
-    chart(
-        translation_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
-        key="probe",
-        name="probe",
-    )
-    if hasattr(probe, "cross"):  # a Transformer's probe: its heads' mean, as in Translate
-        st.caption(
-            "The last layer's cross-attention, averaged over its heads; after training, the "
-            "Model view shows every head."
-        )
 
 
 def _translate_view(model, task: str) -> None:
@@ -499,4 +413,6 @@ MODE = Mode(
     url_texts=TASK_TEXTS,
     old_names=("Learn",),
     prepare=prepare,
+    warm_up=warm_up_shipped,  # every shipped model, its functions traced: compare, the model
+    # view and the other tasks open without waiting for them
 )
