@@ -43,9 +43,8 @@ from bench.model_view_bench import (
     CHARTS_DRAWN,
     COUNT_HEATMAPS,
     WAIT_ENLARGED,
-    _stamp_runs,
 )
-from bench.pages import RunWatcher, close_page, launch_browser, new_page, settle
+from bench.pages import RunWatcher, close_page, launch_browser, new_page, settle, stamp_runs
 from deploy import servers
 
 TARGET = 1.5  # most attnviz / floor ratio of the median click-to-repaint
@@ -67,7 +66,7 @@ def _apps(ids: str) -> dict[str, dict[str, str]]:
 
 async def _open(browser: Any, url: str) -> tuple[Any, RunWatcher]:
     page = await new_page(browser, TIMEOUT_S)
-    await page.add_init_script(_stamp_runs())
+    await page.add_init_script(stamp_runs())
     watcher = RunWatcher(page)
     await page.goto(url)
     await settle(page, watcher, 1, TIMEOUT_S)

@@ -81,14 +81,15 @@ def test_a_language_model_run_reports_every_head_s_scores():
 
 
 def test_a_language_model_trains_by_lm_training_unless_told():
-    runs.TRAINING_SLOTS.acquire()
-    try:
-        run = TrainingRun.start("induction", LMConfig())
-        assert run.training == LM_TRAINING and run.snapshot().state == "waiting"
-        run.stop()
-    finally:
-        runs.TRAINING_SLOTS.release()
-    assert run.join(timeout=30).state == "stopped"
+    queue, ahead = TrainingQueue(), FakeTraining()
+    first = TrainingRun.start("dates", TINY, TrainConfig(5), queue=queue, fit=ahead.fit)
+    assert ahead.started.wait(30)  # it holds the slot: the language model waits
+    run = TrainingRun.start("induction", LMConfig(), queue=queue)
+    assert run.training == LM_TRAINING and run.snapshot().state == "waiting"
+    assert run.language_model and not first.language_model
+    run.stop()
+    ahead.release.set()
+    assert run.join(timeout=30).state == "stopped" and first.join(timeout=30).state == "done"
 
 
 def test_a_failed_run_says_why_and_frees_the_slot():

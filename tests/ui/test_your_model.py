@@ -54,18 +54,22 @@ def gpt2_page(folders):
 
 
 def _grid(at) -> dict:
-    """The model view's grid figure (its thumbnails carry `meta = [layer, head]`)."""
-    return next(s for s in ui.specs(at) if any(t.get("meta") for t in s["data"]))
+    """The model view's grid figure (its heads in one heatmap on the shared colour axis)."""
+    (grid,) = [s for s in ui.specs(at) if any(d.get("coloraxis") == "coloraxis" for d in s["data"])]
+    return grid
 
 
 def _grid_heads(at) -> dict[tuple[int, int], np.ndarray]:
-    """The model view's thumbnails by (layer, head): blocked cells read as weight 0."""
+    """The model view's heads by (layer, head), read from its grid's one heatmap (blocked cells
+    read as weight 0); the head map beside it says how many layers and heads there are."""
     grid = _grid(at)
-    return {
-        tuple(t["meta"]): np.nan_to_num(ui.decode(t["z"]), nan=0.0)
-        for t in grid["data"]
-        if t.get("coloraxis") == "coloraxis"
-    }
+    (values,) = [d for d in grid["data"] if d.get("coloraxis") == "coloraxis"]
+    (head_map,) = [s for s in ui.specs(at)
+                   if s["data"][0].get("marker", {}).get("symbol") == "square"]  # fmt: skip
+    layers = int(ui.decode(head_map["data"][0]["y"]).max()) + 1
+    heads = int(ui.decode(head_map["data"][0]["x"]).max()) + 1
+    blocks = ui.grid_blocks(np.nan_to_num(ui.decode(values["z"]), nan=0.0), layers, heads)
+    return {(layer, head): blocks[layer, head] for layer in range(layers) for head in range(heads)}
 
 
 def test_no_model_chosen_says_how_to_start_one_and_takes_no_file(chosen):
@@ -100,7 +104,8 @@ def test_the_model_view_shows_inspects_weights(gpt2_page, folders):
     np.testing.assert_allclose(enlarged, calls[1].weights[0, 0], atol=1e-6)
     # the grid's tokens (in each cell's hover): the tokenizer's, the start token first
     hover = _grid(gpt2_page)["layout"]["xaxis"]["ticktext"]
-    assert hover[:3] == ["0: &lt;|endoftext|&gt;", "1: the", "2: Ġcat"]  # escaped for plotly
+    tokens = ("0: &lt;|endoftext|&gt;", "1: the", "2: Ġcat")  # escaped for plotly
+    assert hover[:3] == [f"head 0 · token {t}" for t in tokens]
     said = ui.captions(gpt2_page)
     assert "9 tokens: <|endoftext|> · the · Ġcat" in said
     assert "The explorer reproduces this head's weights" in said
