@@ -208,7 +208,8 @@ def test_attnviz_decoder_self_and_cross_attention():
     cross = inspection_view(result, kind="cross")
     (values,) = [t for t in cross.data if t.coloraxis == "coloraxis"]
     np.testing.assert_allclose(  # the cross calls only: 2 layers × 2 heads of 4 × 3
-        np.nan_to_num(grid_blocks(values.z, 2, 2)), result.layer_stack("cross", item=0).weights,
+        np.nan_to_num(grid_blocks(values.z, 2, 2)),
+        result.layer_stack("cross", item=0).weights,
         atol=1e-7,
     )
 
