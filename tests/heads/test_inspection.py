@@ -14,6 +14,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from app_support import grid_blocks
 
 from attnviz.core.masks import build_mask
 from attnviz.drawing.model_view import inspection_view
@@ -166,9 +167,9 @@ def test_the_model_view_draws_an_inspection(encoder):
     model, tokens = encoder
     result = inspect(model, tokens)
     fig = inspection_view(result, item=0, row_labels=list("abcd"), col_labels=list("abcd"))
-    values = [t for t in fig.data if t.coloraxis == "coloraxis"]
-    assert len(values) == 2 and fig.layout.annotations[0].text == "mha"
-    z = np.asarray(values[1].z, dtype=float)
+    (values,) = [t for t in fig.data if t.coloraxis == "coloraxis"]  # one heatmap, every head
+    assert fig.layout.annotations[0].text == "mha"
+    z = grid_blocks(values.z, 1, 2)[0, 1]  # layer 0 ("mha"), head 1
     allowed = result["mha"].mask[0]
     np.testing.assert_allclose(z[allowed], result["mha"].weights[0, 1][allowed], atol=1e-7)
     assert np.isnan(z[:3][~allowed[:3]]).all()  # real queries' masked keys: exactly 0, grey
@@ -204,7 +205,10 @@ def test_attnviz_decoder_self_and_cross_attention():
     assert stack.keys == result.keys()[::2] and stack.weights.shape == (2, 2, 4, 4)
     np.testing.assert_array_equal(stack.weights[1], np.asarray(own_self[1])[1])
     _assert_unchanged(decoder, run, before)
-    assert len(inspection_view(result, kind="cross").data) >= 4  # one grid per kind
+    cross = inspection_view(result, kind="cross")  # one grid per kind: the cross calls
+    (values,) = [t for t in cross.data if t.coloraxis == "coloraxis"]
+    blocks = grid_blocks(np.nan_to_num(np.asarray(values.z, dtype=float)), 2, 2)  # (L, H, T, S)
+    np.testing.assert_allclose(blocks, np.stack([np.asarray(w)[0] for w in own_cross]), atol=1e-6)
 
 
 def test_functional_model_with_two_attention_blocks():
