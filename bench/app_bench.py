@@ -3,7 +3,7 @@
 Shape letters: N tokens (T = S = N), Dk = Dv = 64.
 
 Both apps show random N × 64 Q, K, V (the same numbers: the same seed and draw). attnviz is
-opened at `/?source=Random&r_t=N&r_s=N&r_dk=64&r_dv=64` (Matrices mode, Heatmaps tab), the
+opened at `/matrices?source=Random&r_t=N&r_s=N&r_dk=64&r_dv=64` (Heatmaps tab), the
 floor (bench/floor_app.py) at `/?r_t=N`. Every measurement alternates between the two apps.
 
 - Cold start: from launching `streamlit run` until the first plotly heatmap is painted in a

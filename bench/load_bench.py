@@ -8,14 +8,15 @@ URL's query string, the widget the student changed, the cached messages' hashes)
 browser drawing anything. A browser page costs ~0.35 s of CPU per run even with its charts
 blocked (measured), eight times the server's own work: 60 of them would measure Chromium.
 
-Student i opens the app with its own random inputs (seed 1000·(i+1)), the sessions arriving
+Student i opens `/matrices` with its own random inputs (seed 1000·(i+1)), the sessions arriving
 spread over 10 s; once all are in, each makes an interaction, waits for its run to end, thinks
 2–5 s, and so on for a fixed time. attnviz's students go round: causal toggle, a new seed of their
-own, the Learn mode (the shipped dates model translates its example), a date of their own
+own, the Learn page (the shipped dates model translates its example), a date of their own
 translated (a year only they use), back to Matrices, a preset (one-hot queries or identical
-keys), back to random inputs, causal, seed, the Sentences mode, a sentence of their own (with a
-token only they use), back to Matrices. The floor app has only the toggle and the seed, so its
-students alternate those two.
+keys), back to random inputs, causal, seed, the Sentences page, a sentence of their own (with a
+token only they use), back to Matrices. A student goes to another page as a browser does when a
+link of the navigation is clicked (`StreamlitSession.switch_page`). The floor app has only the
+toggle and the seed, so its students alternate those two.
 
 - Latency: from sending the rerun request to the arrival of the run's `script_finished`.
 - Checked on every run, from the messages the server sent: it ended normally, with no traceback
@@ -149,9 +150,9 @@ class Student:
     seed: int
     causal: bool = False
     random_source: bool = True  # False after a preset, until "Random" is chosen again
-    sentences: bool = False  # in the Sentences mode
+    sentences: bool = False  # on the Sentences page
     typed: bool = False  # typed its own sentence there
-    learn: bool = False  # in the Learn mode
+    learn: bool = False  # on the Learn page
     dated: bool = False  # typed its own date in Learn (the page keeps it from then on)
     steps: int = 0  # seeds changed so far
 
