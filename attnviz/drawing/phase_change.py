@@ -122,11 +122,16 @@ def phase_change_figure(curves: Any, *, title: str = "") -> go.Figure:
         plot_bgcolor="rgba(0,0,0,0)",
         xaxis=dict(
             title=dict(text="epoch"), dtick=_dtick(len(epochs)), rangemode="tozero", anchor="y3"
-        ),  # fmt: skip
+        ),
         yaxis=dict(title=dict(text="loss (nats)"), rangemode="tozero", domain=[0.58, 1.0]),
         yaxis2=dict(
-            title=dict(text="in-context accuracy (%)"), overlaying="y", side="right", range=[0, 100]
-        ),  # fmt: skip
+            title=dict(text="in-context accuracy (%)"),
+            overlaying="y",
+            side="right",
+            range=[0, 100],
+            tickvals=[0, 25, 50, 75, 100],
+            showgrid=False,
+        ),
         yaxis3=dict(title=dict(text="head score"), range=[0, 1.02], domain=[0.0, 0.45]),
         legend=dict(orientation="h", y=-0.12),
         hovermode="x",

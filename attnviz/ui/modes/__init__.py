@@ -10,6 +10,7 @@ from attnviz.ui.mode import Mode
 from attnviz.ui.modes import (
     cross,
     decoder_stack,
+    language_model,
     learning,
     matrices,
     sentences,
@@ -24,6 +25,7 @@ MODES: tuple[Mode, ...] = (
     three_ways.MODE,
     decoder_stack.MODE,
     learning.MODE,
+    language_model.MODE,
     your_model.MODE,
 )
 MODES_BY_NAME = {mode.name: mode for mode in MODES}

@@ -158,8 +158,13 @@ def open_in_explorer(opened: Opened) -> None:
     LEARNED.set(opened.learned)
     for padding in PAD_KEYS.members():
         padding.set([])
-    s = opened.settings
-    sidebar.apply_settings({"score": s.score, "scale": s.scale, "causal": s.causal})
+    s = opened.settings  # its score, scaling, causal mask and position scheme; no other mask
+    values = {"score": s.score, "scale": s.scale, "causal": s.causal, "position": s.position}
+    if s.position == "rope":
+        values["rope_theta"] = s.rope_theta
+    elif s.position == "alibi":
+        values |= {"alibi_heads": s.alibi_heads, "alibi_head": s.alibi_head}
+    sidebar.apply_settings(values)
     first_sequence()
     results.show_view("Step by step")
 

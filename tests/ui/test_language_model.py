@@ -1,0 +1,162 @@
+"""AppTest of the Language model page (ui/modes/language_model.py, ui/lm_views.py): the shipped
+induction model's every head, heads switched off, generation with the KV cache and how it
+learned, each number checked against `attnviz.learn` run here; a model trained in the session.
+"""
+
+from __future__ import annotations
+
+import app_support as ui
+import numpy as np
+import pytest
+
+import attnviz.ui.modes  # noqa: F401 - every page first, as the app imports them
+from attnviz.drawing.next_token import RIGHT_COLOR
+from attnviz.learn.language_model import Ablation
+from attnviz.learn.lm_generation import generate
+from attnviz.learn.lm_metrics import ablation_table
+from attnviz.learn.lm_tasks import get_lm_task, make_sequences
+from attnviz.learn.pretrained import load_lm
+from attnviz.ui.lm_views import FRESH_SEED, FRESH_SEQUENCES
+
+EXAMPLE = get_lm_task("induction").example
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_lm("induction")
+
+
+def _open(**fields):
+    at = ui.new_session("language-model", **fields)
+    ui.assert_ok(at)
+    return at
+
+
+def _grid_heads(at, layers: int = 2, heads: int = 4) -> np.ndarray:
+    """The model view's heads (the last grid on the page: a run's probe grid comes before)."""
+    grids = [s for s in ui.specs(at) if any(d.get("coloraxis") == "coloraxis" for d in s["data"])]
+    grid = grids[-1]
+    (values,) = [d for d in grid["data"] if d.get("coloraxis") == "coloraxis"]
+    return ui.grid_blocks(np.nan_to_num(ui.decode(values["z"]), nan=0.0), layers, heads)
+
+
+def test_every_head_on_the_example_is_the_models_own(model):
+    at = _open()
+    forward = model.forward(EXAMPLE)
+    np.testing.assert_allclose(_grid_heads(at), forward.weights, atol=1e-6)  # (L, H, T, T)
+    said = ui.captions(at)
+    assert "26,971 parameters" in said and "in-context accuracy 100.0 %" in said
+    bars = ui.chart(at, "How sure it was of each next token")["data"][0]
+    ids = model.task.encode(EXAMPLE)  # <s> first
+    sure = forward.probabilities[np.arange(len(EXAMPLE)), ids[1:]]
+    np.testing.assert_allclose(ui.decode(bars["y"]), sure, atol=1e-6)
+    right = [forward.predicted[i] == forward.tokens[i + 1] for i in range(len(EXAMPLE))]
+    assert [c == RIGHT_COLOR for c in bars["marker"]["color"]] == right
+    assert (sure[-7:] > 0.9).all()  # the repeat's second half: copied, surely
+    assert f"The model guessed {sum(right)} of the {len(EXAMPLE)} tokens" in said
+    assert all(right[-7:])  # the repeat's second half is copied
+
+
+def test_the_enlarged_head_opens_in_the_explorer_with_rope(model):
+    at = _open(mv_head="causal/1/0")
+    button = next(b for b in at.button if b.label.startswith("Open this head step"))
+    button.click().run()
+    ui.assert_ok(at)
+    assert ui.current_mode(at) == "matrices"
+    assert at.toggle(key="causal").value is True
+    np.testing.assert_allclose(ui.weights(at), model.forward(EXAMPLE).weights[1, 0], atol=1e-5)
+    assert "Language model (induction), layer 1 · head 0" in ui.captions(at)
+
+
+def test_switching_heads_off_shows_the_circuit(model):
+    at = _open(lm_view="Switch heads off")
+    ids = make_sequences("induction", FRESH_SEQUENCES, seed=FRESH_SEED)
+    table = ablation_table(model, ids, "zero")
+    rows = at.dataframe[0].value
+    np.testing.assert_allclose(
+        rows["in-context accuracy off (%)"], np.round(100 * table.in_context_accuracy.ravel(), 1)
+    )
+    assert rows["in-context accuracy off (%)"][4] < 50  # layer 1 · head 0: the induction head
+    (fig,) = [s for s in ui.specs(at) if s["data"][0].get("type") == "heatmap"]
+    harm = ui.decode(fig["data"][0]["z"])  # (L·H, metrics), 1 = the most harmful head
+    assert harm.shape == (8, 4) and harm[4].max() == 1.0
+    assert "Switching layer 1 · head 0 off hurts copying most" in ui.captions(at)
+    at.multiselect(key="lm_off").set_value(["layer 1 · head 0"]).run()
+    ui.assert_ok(at)
+    off = model.forward(EXAMPLE, Ablation(((1, 0),)))
+    guessed = at.dataframe[-1].value
+    assert list(guessed["guessed (heads off)"]) == list(off.predicted[:-1])
+    at.button_group(key="lm_ablate").set_value("mean").run()
+    ui.assert_ok(at)
+    mean = ablation_table(model, ids, "mean")
+    np.testing.assert_allclose(
+        at.dataframe[0].value["in-context accuracy off (%)"],
+        np.round(100 * mean.in_context_accuracy.ravel(), 1),
+    )
+
+
+def test_generation_copies_and_shows_the_cache_at_each_step(model):
+    at = _open(lm_view="Generate")
+    prompt = EXAMPLE[:-8]
+    generation = generate(model, prompt, 8)
+    assert generation.generated == EXAMPLE[-8:]  # the repeat, copied
+    assert f"**{prompt}**`{EXAMPLE[-8:]}`" in [m.value for m in at.markdown]
+    step = generation.steps[-1]
+    values = ui.values(at, f"Step {step.t}: every head over the cache")
+    np.testing.assert_allclose(values, step.weights.reshape(8, -1), atol=1e-6)
+    assert f"the cache now holds {step.cache_bytes:,} bytes" in ui.captions(at)
+    at.slider(key="lm_step").set_value(25).run()
+    ui.assert_ok(at)
+    np.testing.assert_allclose(
+        ui.values(at, "Step 25: every head over the cache"),
+        generation.steps[25].weights.reshape(8, -1),
+        atol=1e-6,
+    )
+    at.number_input(key="lm_steps").set_value(12).run()  # past the 32 tokens it trained on
+    assert any("trained on 32 tokens" in w.value for w in at.warning)
+
+
+def test_a_prompt_it_cannot_read_says_why():
+    at = ui.new_session("language-model", lm_text_induction="abc DEF")
+    assert not at.exception
+    (said,) = ui.errors(at)
+    assert "does not know: ' ', 'D', 'E', 'F'" in said and "Allowed: 'abcdef" in said
+    assert at.text_input(key="lm_text_induction").value == "abc DEF"  # kept, to be fixed
+
+
+def test_how_it_learned_shows_the_phase_change(model):
+    at = _open(lm_view="How it learned")
+    fig = ui.chart(at, "How it learned")
+    names = [t.get("name") for t in fig["data"]]
+    assert "induction: layer 1 · head 0" in names and "previous-token: layer 0 · head 0" in names
+    said = ui.captions(at)
+    assert "In-context accuracy jumped most at epoch" in said
+    assert "layer 1 · head 0 is the strongest induction head" in said
+
+
+def test_the_stories_model_reads_its_own_text():
+    at = _open(lm_task="Stories")
+    assert not ui.errors(at)
+    assert "The model guessed" in ui.captions(at)
+
+
+@pytest.mark.slow  # trains
+def test_training_here_draws_the_phase_change_and_the_probe_heads():
+    import keras
+
+    at = _open(lm_model="Train", lm_epochs="2", lm_sequences="512")
+    at.button(key="lm_train").click().run()
+    ui.assert_ok(at)
+    (run,) = at.session_state["lm_runs"].values()
+    snapshot = run.join(timeout=180)
+    assert snapshot.state == "done", snapshot.error
+    for _ in range(2):  # Keras's global state cleared between reruns: the model still runs
+        keras.backend.clear_session()
+        at.run()
+        ui.assert_ok(at)
+    assert [r.epoch for r in snapshot.reports] == [0, 1, 2]
+    assert ui.chart(at, "Loss, copying and every head's scores per epoch")
+    assert "Every head on the probe" in ui.captions(at)
+    np.testing.assert_allclose(
+        _grid_heads(at), snapshot.model.forward(EXAMPLE).weights, atol=1e-6
+    )  # the trained model's heads on the example, below
