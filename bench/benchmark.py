@@ -6,9 +6,12 @@
 (from the repository root, with the dev requirements installed).
 
 Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
-numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app), memory
+numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app; the cold
+start also beside the floor plus a bare `import tensorflow`), controls (a click on each of
+today's mask and position controls vs the floor's causal toggle), memory
 (server RSS over 500 reruns), load (10, 30 and 60 sessions at once, each interacting every
-2–5 s; with --through-nginx K, through nginx in front of K replicas), figures, learn,
+2–5 s; with --through-nginx K, through nginx in front of K replicas), figures, learn, lm
+(the language model's training vs a plain fit, and its time to 95 % in-context accuracy),
 model_view (click a square of a head map → that head enlarged, at 2 × 4 and 6 × 12 heads, vs
 the floor app bench/floor_model_view.py) and first_open (each page's first visit after the
 server's warm-up, until its charts are painted, vs bench/floor_charts.py drawing the same
@@ -33,14 +36,29 @@ from deploy.chromium import CHROMIUM
 
 BENCH = Path(__file__).resolve().parent
 
-SECTIONS = ("backend", "figures", "app", "memory", "load", "learn", "model_view", "first_open")
+SECTIONS = (
+    "backend",
+    "figures",
+    "app",
+    "controls",
+    "memory",
+    "load",
+    "learn",
+    "lm",
+    "model_view",
+    "first_open",
+)
 TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
     "app": "2. App in headless Chromium vs the floor app (bench/floor_app.py)",
+    "controls": "2b. Today's controls (masks, positions) clicked → weights repainted, vs the "
+    "floor app's causal toggle",
     "memory": "3. Memory: server RSS over reruns with changing sizes",
     "load": "4. Load: a classroom on one server, 10 / 30 / 60 sessions each with its own input",
     "figures": "1b. Figures: the 4,096² heatmap vs numpy pooling + a plain plotly heatmap",
     "learn": "5. Learn: training vs plain fit, time to 99 %, other sessions while one trains",
+    "lm": "7. Language model: train_lm vs a plain fit of the same model, time to 95 % "
+    "in-context accuracy",
     "model_view": "6. Model view: click a head → enlarged head repainted, vs the floor app "
     "(bench/floor_model_view.py)",
     "first_open": "8. First open after the warm-up: each page's charts painted, vs a floor page "
@@ -108,6 +126,15 @@ def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Fig
         return lambda quick: asyncio.run(
             app_bench.run(quick, sizes=args.sizes, cold=not args.skip_cold)
         )
+    if section == "controls":
+        from bench import controls_bench
+
+        sizes = tuple(n for n in args.sizes if n in controls_bench.SIZES)
+        return lambda quick: asyncio.run(controls_bench.run(quick, sizes=sizes))
+    if section == "lm":
+        from bench import lm_bench
+
+        return lm_bench.figures
     if section == "memory":
         from bench import memory_bench
 

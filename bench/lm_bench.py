@@ -3,7 +3,7 @@ model, and the time until induction forms.
 
     python -m bench.lm_bench [--quick]      # from the repository root
 
-Self-contained (imports nothing from the other bench modules). Two sections, medians:
+Runs alone, or as the section `lm` of `python -m bench.benchmark`. Two sections, medians:
 
 1. Throughput. `train_lm("induction")` with the shipped recipe's network and step (`LMConfig()`,
    4,096 fresh sequences an epoch, batch 64, Adam 5e-3, XLA) for 6 epochs, against `fit` of the
@@ -145,6 +145,18 @@ def time_to_target(seeds: tuple[int, ...]) -> list[tuple]:
         f"(of {RECIPE.training.n_pairs:,} sequences)"
     )
     return [(f"to {TARGET:.0%} in-context accuracy", value, None, "s", "< 60 s", value < 60, note)]
+
+
+def figures(quick: bool = False) -> list:
+    """Both sections as rows of `python -m bench.benchmark --only lm`."""
+    from bench.report import Figure
+
+    rows = [*throughput(1 if quick else 3), *time_to_target(SEEDS[:1] if quick else SEEDS)]
+    return [
+        Figure(name, value, "plain fit" if base is not None else "", base, unit, target, met,
+               note)
+        for name, value, base, unit, target, met, note in rows
+    ]  # fmt: skip
 
 
 def _table(title: str, rows: list[tuple]) -> str:

@@ -143,6 +143,31 @@ LESSONS: tuple[Lesson, ...] = (
         "learn",
         {"task": "dates", "architecture": "Transformer", "source": "Shipped", "view": "Model view"},
     ),
+    Lesson(
+        "Positions by rotation: RoPE",
+        "Attention alone does not know the order of its tokens. Today's language models (Llama, "
+        "Mistral, Qwen, Gemma) tell it by **rotating** each query and key by its position "
+        "(RoPE) before the dot product, so a score depends on how far apart two tokens are, "
+        "not where they sit. Here every token is the same vector: whatever pattern the "
+        "weights show comes from the positions alone.",
+        "Open the Positions tab: how does the score change with the distance i − j? Then turn "
+        "RoPE's θ down in the sidebar: what happens to the pattern?",
+        "matrices",
+        {"preset": "11_rope_probe", "view": "Positions"},
+    ),
+    Lesson(
+        "A language model copies: induction heads",
+        "A language model reads left to right, one causal self-attention per layer. Trained on "
+        "random runs of letters written twice, this small one learns to copy: a **previous-"
+        "token head** in layer 0 marks each token with the one before it, and an **induction "
+        "head** in layer 1 looks for the token after the previous occurrence of the current "
+        "one. Where the text repeats, it is sure of every next token.",
+        "Find layer 1 · head 0 in the model view: where does each row of the second run look? "
+        "Then open Switch heads off: what does switching that head off do to in-context "
+        "accuracy, and which other heads matter?",
+        "language-model",
+        {"task": "induction", "source": "Shipped", "view": "Every head"},
+    ),
 )
 
 

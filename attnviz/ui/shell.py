@@ -152,10 +152,11 @@ def main() -> None:
         initial_sidebar_state="collapsed" if presenting() else "auto",
     )
     run_builds_models(False)  # until a mode that builds models runs
-    if not URL_RESTORED.get():
-        upgrade_old_links()
+    upgraded = not URL_RESTORED.get() and upgrade_old_links()
     restore_texts_from_url(URL_TEXTS, URL_RESTORED)
     pages = _pages()
     current = st.navigation(_sections(pages), position="top")
     _follow_links(pages, current)
+    if upgraded:
+        st.rerun()  # the widgets read the link as the run began: this page again, upgraded
     current.run()

@@ -156,14 +156,18 @@ def declared_keys() -> dict[str, Slot | SlotFamily]:
     return {**_SLOTS, **_FAMILIES}
 
 
-def upgrade_old_links() -> None:
+def upgrade_old_links() -> bool:
     """Rewrite URL values that older links carry (a slot's `url_aliases`) to today's, before
-    any widget is bound to them (a session's first run)."""
+    any widget is bound to them (a session's first run); True if any was rewritten. Widgets
+    read the link as the run began, so the caller then reruns (`st.rerun`)."""
+    upgraded = False
     for declared in _SLOTS.values():
         value = st.query_params.get(declared.key)
         new = dict(declared.url_aliases).get(value) if value is not None else None
         if new is not None:
             st.query_params[declared.key] = new
+            upgraded = True
+    return upgraded
 
 
 def restore_texts_from_url(slots: Iterable[Slot[str]], restored: Slot[bool]) -> None:

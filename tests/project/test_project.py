@@ -102,7 +102,8 @@ def test_warm_up_runs_every_pages_step_says_when_done_and_survives_a_failing_one
     assert not warmup.warming_up()
     assert len(logged) == 1 and logged[0].startswith(warmup.FINISHED)
     assert "decoder" in logged[0] and "learn" in logged[0]
-    assert {m.name for m in MODES if m.warm_up} == {"decoder", "learn"}  # the pages that load
+    loading = {m.name for m in MODES if m.warm_up}  # the pages that load models
+    assert loading == {"decoder", "learn", "language-model"}
 
 
 class _Recorder:

@@ -228,7 +228,8 @@ def test_multihead_grid_and_line_view_hover(app: App):
     """Issue 5's views in a real browser: every head, the enlarged head, and the line view,
     where hovering a query token leaves only that token's lines visible."""
     app.open(f"{app.url}/?mode=Multi-head&mh_h=2", charts=6)
-    titles = app.chart_titles()
+    for title in ("Head 0", "Head 1", "Head 0 (enlarged)", "Average of the heads"):
+        titles = app.wait_for_chart(title)  # the page draws other charts above the grid first
     assert {"Head 0", "Head 1", "Head 0 (enlarged)", "Average of the heads"} <= set(titles)
     head0 = np.array(app.weights("Head 0"), dtype=float)
     average = np.array(app.weights("Average of the heads"), dtype=float)
@@ -424,3 +425,12 @@ def test_your_model_click_a_head_then_open_it_step_by_step(open_app, your_model_
     app.wait_for_weights(expected, tol=1e-5)  # the explorer's "Attention weights"
     assert "/matrices" in app.location()
     assert app.exceptions() == 0 and app.alerts() == [] and app.errors == []
+
+
+def test_old_short_values_in_a_link_open_the_view_and_the_url_shows_todays_form(app: App):
+    """`?position=alibi` (the scheme's own name, as hand-written links say it) opens ALiBi, and
+    the address bar then shows the control's label, so the link can be shared again."""
+    app.open(f"{app.url}/matrices?position=alibi&alibi_heads=4", charts=4)
+    app.page.get_by_label("Heads H", exact=True).wait_for()
+    app.wait_for_query({"position": ["ALiBi (linear bias)"], "alibi_heads": ["4"]})
+    assert app.exceptions() == 0

@@ -63,3 +63,20 @@ def test_lesson_3_compares_scaled_and_unscaled_on_the_keras_tutorial_inputs():
     at = ui.new_session("matrices")
     ui.open_page(at, "lesson-3")
     assert ui.titles(at)[:2] == ["A: current settings", "B: unscaled"]
+
+
+def test_the_lessons_of_today_s_attention_open_rope_and_the_language_model():
+    at = ui.new_session("matrices")
+    ui.open_page(at, f"lesson-{len(LESSONS) - 1}")
+    ui.assert_ok(at)
+    assert ui.preset_box(at).value == "11_rope_probe"
+    assert at.session_state["view"] == "Positions"
+    assert at.session_state["position"] == "rope"
+    ui.open_page(at, f"lesson-{len(LESSONS)}")
+    ui.assert_ok(at)
+    assert f"Lesson {len(LESSONS)} of {len(LESSONS)}, on the Language model page." in (
+        ui.captions(at)
+    )
+    assert at.session_state["lm_task"] == "induction"
+    assert at.session_state["lm_view"] == "Every head"
+    assert ui.chart(at, "How sure it was of each next token")
