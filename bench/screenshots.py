@@ -50,6 +50,33 @@ SHOTS = {  # file name (without .png): the shot
     "lesson": Shot("lesson-4", 1700, WIDER),
     "qkv": Shot("sentences?view=Q%2C+K%2C+V", 2300, WIDER, tab="Q, K, V"),
     "presenter": Shot("sentences?present=true&causal=true", 1500, WIDER),
+    "positions": Shot(
+        "matrices?view=Positions&position=RoPE+%28rotary%29&source=Random"
+        "&r_t=12&r_s=12&r_dk=8&r_dv=8",
+        1700,
+        WIDER,
+        tab="Positions",
+    ),
+    "kv_cache": Shot(
+        "matrices?view=KV+cache&causal=true&source=Random&r_t=8&r_s=8&r_dk=8&r_dv=8",
+        1500,
+        WIDER,
+        tab="KV cache",
+    ),
+    "tiled": Shot(
+        "matrices?view=Tiled&causal=true&source=Random&r_t=8&r_s=8&r_dk=8&r_dv=8",
+        1700,
+        WIDER,
+        tab="Tiled",
+    ),
+    "masks_today": Shot(
+        "matrices?causal=true&window_on=true&window=2&sinks_on=true&sinks=1"
+        "&source=Random&r_t=12&r_s=12&r_dk=8&r_dv=8",
+        1500,
+        WIDER,
+    ),
+    "lm_learned": Shot("language-model?lm_view=How+it+learned", 1500, WIDER),
+    "lm_ablation": Shot("language-model?lm_view=Switch+heads+off", 1900, WIDER),
 }
 MODEL_VIEW = "learn?learn_arch=Transformer&learn_tview=Model+view&mv_by=alignment+score"
 CLIPS = {  # file name: (the heading the clip starts at, the heading it ends before, or px)

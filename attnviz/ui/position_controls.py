@@ -50,6 +50,8 @@ def position_controls(rope_needs: str = "", heads: bool = False) -> dict[str, ob
         **POSITION.widget(),
     )
     found: dict[str, object] = {"position": scheme}
+    side = side.container()  # the scheme's own controls, in one place whatever the scheme, so
+    # that the controls below keep theirs
     if scheme == "rope":
         found["rope_theta"] = float(
             side.number_input(

@@ -16,6 +16,13 @@ from attnviz.ui.messages import shown
 def position_view(view: SequenceView) -> None:
     """The position pattern of the explorer's scheme, on identical tokens of this length."""
     s = view.result.settings
+    if s.position == "none":  # the tab stays, so that choosing a scheme moves nothing else
+        st.info(
+            "No position scheme is on. Choose RoPE or ALiBi under **Positions** in the sidebar "
+            "to see the pattern it alone gives the scores.",
+            icon=":material/info:",
+        )
+        return
     t, d = view.result.weights.shape[0], view.query.shape[1]
     heads = s.alibi_heads if s.position == "alibi" else 1
     probe = shown(lambda: position_probe(t, d, s.position, num_heads=heads,

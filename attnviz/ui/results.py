@@ -97,8 +97,6 @@ def _draw(problem: Problem, attended: Attended) -> None:
     }
     if problem.query_encoding is None:  # typed Q, K and V were not made from anything
         del draws[MADE_FROM_TOKENS]
-    if result.settings.position == "none":  # no position scheme: nothing to show on its own
-        del draws["Positions"]
     tabs = st.tabs(list(draws), key=VIEW.key, bind="query-params", on_change="rerun")
     for tab, draw in zip(tabs, draws.values(), strict=True):
         if tab.open:
@@ -166,13 +164,20 @@ def heatmaps_view(view: SequenceView) -> None:
     if view.result.mask.all():
         notes.append("No mask is active: every query may attend every key.")
     st.caption(" ".join(notes) or "Each stage of softmax(score(Q, K)/√Dk + M)·V, in order.")
-    names = list(figs)
+    rotated = [name for name in ("rotated query", "rotated key") if name in figs]
+    bias = [name for name in ("position bias",) if name in figs]
+    stages = [name for name in figs if name not in rotated + bias]
     per_row = 1 if presenting() else 2
-    for start in range(0, len(names), per_row):
-        columns = st.columns(per_row)
-        for column, name in zip(columns, names[start : start + per_row], strict=False):
-            with column:
-                chart(figs[name], name.replace(" ", "-"))
+    # RoPE's rotated Q and K, the scores, ALiBi's bias, the rest: each group in a place of its
+    # own, kept (empty) when the scheme has no such stage, so that switching the scheme adds or
+    # removes its charts without moving the others (moved charts are drawn again from scratch)
+    for names in (rotated, stages[:2], bias, stages[2:]):
+        with st.container():
+            for start in range(0, len(names), per_row):
+                columns = st.columns(per_row)
+                for column, name in zip(columns, names[start : start + per_row], strict=False):
+                    with column:
+                        chart(figs[name], name.replace(" ", "-"))
     _mask_rules(view)
     _focus_row(view)
 
