@@ -58,7 +58,7 @@ SHOTS = {  # file name (without .png): the shot
         tab="Positions",
     ),
     "kv_cache": Shot(
-        "matrices?view=KV+cache&causal=true&source=Random&r_t=8&r_s=8&r_dk=8&r_dv=8",
+        "matrices?view=KV+cache&cache_t=5&causal=true&source=Random&r_t=8&r_s=8&r_dk=8&r_dv=8",
         1500,
         WIDER,
         tab="KV cache",
@@ -72,7 +72,7 @@ SHOTS = {  # file name (without .png): the shot
     "masks_today": Shot(
         "matrices?causal=true&window_on=true&window=2&sinks_on=true&sinks=1"
         "&source=Random&r_t=12&r_s=12&r_dk=8&r_dv=8",
-        1500,
+        2500,
         WIDER,
     ),
     "lm_learned": Shot("language-model?lm_view=How+it+learned", 1500, WIDER),

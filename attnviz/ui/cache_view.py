@@ -41,9 +41,10 @@ def cache_view(view: SequenceView) -> None:
     )
     n = step.t + 1
     visible = int(step.visible.sum())
+    keys, rows = ("key", "row") if n == 1 else ("keys", "rows")
     st.caption(
-        f"Step {step.t}: the new token's query scores the {n} cached keys ({visible} visible) "
-        f"and mixes their values. The cache holds {n} rows, {step.cache_bytes:,} bytes "
+        f"Step {step.t}: the new token's query scores the {n} cached {keys} ({visible} visible) "
+        f"and mixes their values. The cache holds {n} {rows}, {step.cache_bytes:,} bytes "
         f"of float32 keys and values"
         + (f"; a rolling cache keeps only the visible rows, {step.kept_bytes:,} bytes."
            if step.kept_bytes != step.cache_bytes else ".")

@@ -116,7 +116,8 @@ def _masks_in_words(settings: AttentionSettings, padding: bool) -> str:
     if settings.chunk is not None:
         words.append(f"chunks of {settings.chunk}: keys in the query's own chunk")
     if settings.sinks is not None:
-        words.append(f"the first {settings.sinks} keys always seen (sinks)")
+        first = "the first key" if settings.sinks == 1 else f"the first {settings.sinks} keys"
+        words.append(f"{first} always seen (sinks)")
     if settings.documents is not None:
         words.append(f"{len(settings.documents)} packed documents: keys of the query's own")
     if padding:

@@ -279,6 +279,15 @@ def test_the_preset_box_follows_the_inputs(at):
     assert ui.preset_box(at).value == "custom"
 
 
+def test_a_link_to_random_inputs_opens_with_the_box_saying_custom():
+    """A shared link's first run: the inputs' widgets hold the link's values only once drawn,
+    so the box is filled after them (it said "NumPy lab" above random 8 × 8 numbers)."""
+    at = ui.new_session(source="Random", r_t="8", r_s="8", causal="true")
+    ui.assert_ok(at)
+    assert ui.weights(at).shape == (8, 8)
+    assert ui.preset_box(at).value == "custom" and "not a preset's" in ui.captions(at)
+
+
 def test_preset_forgets_the_previous_presets_padding(at):
     _select_preset(at, "06_masking_pitfall")  # marks key 0 as padding
     _select_preset(at, "01_numpy_lab")  # marks none: key 0 must be attendable again

@@ -201,8 +201,9 @@ def _matrix_text(array: np.ndarray) -> str:
     return "\n".join(" ".join(f"{x:.9g}" for x in row) for row in np.asarray(array, np.float32))
 
 
-def matrix_panel() -> Problem | None:
-    """Q, K, V from typed text, uploads or a seeded random draw, plus padding keys."""
+def _preset_box() -> None:
+    """The preset box, saying what the inputs are (a preset's, or "Custom"), its caption and
+    "Reset to example"."""
     shipped = presets()
     last = shipped.get(LAST_PRESET.get(), shipped[DEFAULT_PRESET])
     shown = last.name if _unchanged(last) else CUSTOM  # the box says what the inputs are
@@ -235,6 +236,12 @@ def matrix_panel() -> Problem | None:
     chosen = shipped.get(PRESET.get())
     st.caption(chosen.teaches if chosen else "These inputs are not a preset's: the numbers below "
                "are yours (pick a preset to start from one).")  # fmt: skip
+
+
+def matrix_panel() -> Problem | None:
+    """Q, K, V from typed text, uploads or a seeded random draw, plus padding keys."""
+    top = st.container()  # the preset box: drawn once the inputs below are read (on a link's
+    # first run their widgets hold the link's values only once drawn)
     source = st.segmented_control(
         "Q, K, V from",
         list(SOURCES),
@@ -244,6 +251,8 @@ def matrix_panel() -> Problem | None:
     )
     readers = {"random": _random_matrices, "upload": _uploaded_matrices}
     arrays = readers.get(source, _typed_matrices)()
+    with top:
+        _preset_box()
     if arrays is None:
         return None
     problem = _matrix_problem(*arrays)
