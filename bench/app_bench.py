@@ -36,6 +36,7 @@ from bench.pages import (
     close_page,
     launch_browser,
     new_page,
+    open_settled,
     settle,
     timed_toggle,
 )
@@ -136,14 +137,6 @@ async def _cold_figures(browser: Any, quick: bool) -> list[Figure]:
     ]  # fmt: skip
 
 
-async def _open(browser: Any, server: servers.Server, n: int) -> tuple[Any, RunWatcher]:
-    page = await new_page(browser)
-    watcher = RunWatcher(page)
-    await page.goto(url(server, n))
-    await settle(page, watcher, 1)
-    return page, watcher
-
-
 async def _clicks(browser: Any, apps: dict[str, servers.Server], n: int, clicks: int) -> dict:
     """Timed toggle clicks at size `n`, alternating apps: milliseconds, and the number of
     charts with the mask off and on, by app."""
@@ -152,7 +145,7 @@ async def _clicks(browser: Any, apps: dict[str, servers.Server], n: int, clicks:
     charts: dict[str, list[int]] = {name: [0, 0] for name in APPS}  # [off, on]
     try:
         for name in APPS:
-            pages[name] = await _open(browser, apps[name], n)
+            pages[name] = await open_settled(browser, url(apps[name], n))
             charts[name][0] = len(await chart_titles(pages[name][0]))
         for i in range(clicks + 1):  # click 0 is the untimed warm-up
             for name in _order(i):

@@ -36,15 +36,12 @@ from typing import Any
 from bench import app_bench
 from bench.first_open_bench import wait_warmed_up
 from bench.pages import (
-    ARM,
-    WAIT_REPAINT,
-    WEIGHTS,
     RunWatcher,
     close_page,
     launch_browser,
-    new_page,
+    open_settled,
     settle,
-    signature,
+    timed_action,
     timed_toggle,
     toggle,
 )
@@ -111,35 +108,15 @@ CONTROLS = (
 )  # fmt: skip
 
 
-async def _timed(page: Any, act: Callable[[], Awaitable[None]], what: str) -> float:
-    """Milliseconds from the stamped action to the weights repainted with new data."""
-    before = await signature(page)
-    await page.evaluate(ARM)
-    await act()
-    args = {"title": WEIGHTS, "before": before, "timeoutMs": 120_000}
-    elapsed = await page.evaluate(WAIT_REPAINT, args)
-    if elapsed < 0:
-        why = "no action was seen" if elapsed == -2 else "no repaint within 120 s"
-        raise RuntimeError(f"{what} on {page.url}: {why}")
-    return float(elapsed)
-
-
-async def _open(browser: Any, url: str) -> tuple[Any, RunWatcher]:
-    page = await new_page(browser)
-    watcher = RunWatcher(page)
-    await page.goto(url)
-    await settle(page, watcher, 1)
-    return page, watcher
-
-
 async def _measure(browser: Any, apps: dict, n: int, control: Control, rounds: int) -> dict:
     """Milliseconds of `control`'s actions and of the floor's causal toggles, alternating one
     for one as the app benchmark's clicks do, on one attnviz page and one floor page."""
     pages: dict[str, tuple[Any, RunWatcher]] = {}
     times: dict[str, list[float]] = {"floor": [], "attnviz": []}
     try:
-        pages["floor"] = await _open(browser, app_bench.url(apps["floor"], n))
-        pages["attnviz"] = await _open(browser, app_bench.url(apps["attnviz"], n) + control.state)
+        pages["floor"] = await open_settled(browser, app_bench.url(apps["floor"], n))
+        address = app_bench.url(apps["attnviz"], n) + control.state
+        pages["attnviz"] = await open_settled(browser, address)
         for i in range(rounds + 1):  # round 0 is the untimed warm-up
             for name in app_bench._order(i):
                 page, watcher = pages[name]
@@ -148,7 +125,7 @@ async def _measure(browser: Any, apps: dict, n: int, control: Control, rounds: i
                     elapsed = await timed_toggle(page)
                 else:
                     action = functools.partial(control.act, page, n, i)
-                    elapsed = await _timed(page, action, control.name)
+                    elapsed = await timed_action(page, action, control.name)
                 await settle(page, watcher, runs)
                 if watcher.exceptions:
                     raise RuntimeError(f"{control.name} at N={n}: the page showed a traceback")
@@ -179,7 +156,7 @@ async def run(quick: bool = False, sizes: tuple[int, ...] = SIZES) -> list[Figur
             apps = {name: servers.launch(name) for name in app_bench.APPS}
             rounds = QUICK_ROUNDS if quick else ROUNDS
             progress("attnviz's warm-up")  # a page drawn starts it; it takes a core a while
-            page, _ = await _open(browser, app_bench.url(apps["attnviz"], 16))
+            page, _ = await open_settled(browser, app_bench.url(apps["attnviz"], 16))
             await asyncio.to_thread(wait_warmed_up, apps["attnviz"])
             await close_page(page)
             figures: list[Figure] = []

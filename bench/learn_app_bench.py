@@ -24,7 +24,7 @@ from bench.pages import (
     RunWatcher,
     close_page,
     launch_browser,
-    new_page,
+    open_settled,
     settle,
     signature,
     timed_toggle,
@@ -64,20 +64,12 @@ async def _switch(page: Any, watcher: RunWatcher, score: str) -> float:
     return float(elapsed)
 
 
-async def _open(browser: Any, address: str) -> tuple[Any, RunWatcher]:
-    page = await new_page(browser)
-    watcher = RunWatcher(page)
-    await page.goto(address)
-    await settle(page, watcher, 1)
-    return page, watcher
-
-
 async def _measure(browser: Any, server: servers.Server, clicks: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {}
     matrices = f"{server.url}/matrices?source=Random&r_t={N}&r_s={N}&r_dk=64&r_dv=64"
-    page_a, watch_a = await _open(browser, matrices)
-    page_b, watch_b = await _open(browser, f"{server.url}/{TRAIN}")
-    page_c, watch_c = await _open(browser, f"{server.url}/{LEARN}")
+    page_a, watch_a = await open_settled(browser, matrices)
+    page_b, watch_b = await open_settled(browser, f"{server.url}/{TRAIN}")
+    page_c, watch_c = await open_settled(browser, f"{server.url}/{LEARN}")
     try:
         await _clicks(page_a, watch_a, 1)  # warm-up
         progress("idle mask clicks")

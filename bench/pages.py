@@ -205,15 +205,37 @@ async def timed_toggle(page: Any, label: str = CAUSAL, timeout_s: float = 120) -
     Raises:
         RuntimeError: if the chart does not change within `timeout_s`.
     """
-    before = await signature(page)
+    return await timed_action(page, lambda: toggle(page, label), repr(label), WEIGHTS, timeout_s)
+
+
+async def timed_action(
+    page: Any, act: Any, what: str, title: str = WEIGHTS, timeout_s: float = 120
+) -> float:
+    """Await `act()` (a click, or Enter in a field); milliseconds from the event the page saw
+    to the chart `title` repainted with new data.
+
+    Raises:
+        RuntimeError: if no event was seen or the chart does not change within `timeout_s`.
+    """
+    before = await signature(page, title)
     await page.evaluate(ARM)
-    await toggle(page, label)
-    args = {"title": WEIGHTS, "before": before, "timeoutMs": timeout_s * 1000}
+    await act()
+    args = {"title": title, "before": before, "timeoutMs": timeout_s * 1000}
     elapsed = await page.evaluate(WAIT_REPAINT, args)
     if elapsed < 0:
         why = "no click was seen" if elapsed == -2 else f"no repaint within {timeout_s} s"
-        raise RuntimeError(f"{label!r} on {page.url}: {why}")
+        raise RuntimeError(f"{what} on {page.url}: {why}")
     return float(elapsed)
+
+
+async def open_settled(browser: Any, address: str) -> tuple[Any, RunWatcher]:
+    """A new page (its own session) at `address`, once its first run has finished and it is
+    idle; with the watcher of its runs."""
+    page = await new_page(browser)
+    watcher = RunWatcher(page)
+    await page.goto(address)
+    await settle(page, watcher, 1)
+    return page, watcher
 
 
 async def toggle(page: Any, label: str = CAUSAL) -> None:

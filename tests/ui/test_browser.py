@@ -274,8 +274,16 @@ def test_zoom_keeps_the_token_labels_on_their_cells(app: App):
             continue
     assert x == x2 and y == y2  # the label axes moved with the cells
     assert x[1] - x[0] < 4 and y[0] - y[1] < 4  # and it did zoom in
-    chart.locator(".nsewdrag").first.dblclick()
-    _wait_for_ranges(app, chart, "(r, full) => JSON.stringify(r) === JSON.stringify(full)", full)
+    unzoomed = "(r, full) => JSON.stringify(r) === JSON.stringify(full)"
+    for attempt in range(3):  # a double click plotly reads as two clicks: double-click again
+        chart.locator(".nsewdrag").first.dblclick()
+        try:
+            _wait_for_ranges(app, chart, unzoomed, full, 10 if attempt < 2 else 30)
+            break
+        except PlaywrightTimeout:
+            continue
+    else:
+        raise AssertionError("a double click never reset the zoom to every cell")
 
 
 def _wait_for_ranges(app: App, chart, condition: str, full: list, seconds=WAIT_SECONDS) -> list:
