@@ -13,11 +13,13 @@ import gc
 import importlib
 import sys
 import threading
+import time
 from collections.abc import Callable
 from types import ModuleType
 
 import streamlit as st
 
+FLUSH_S = 0.3  # seconds a first run rests before TensorFlow's import, for its page to be sent
 LOADING_TEXT = "Loading TensorFlow (the first page after a server start takes ~5 s)…"
 _RUN = threading.local()  # what this script run (one thread per run) drew
 _KERAS_CLEAR_SESSION = []  # Keras's own clear_session, once TensorFlow is loaded
@@ -40,6 +42,8 @@ def keras_busy_while(busy: Callable[[], bool]) -> None:
 def back_end(module: str) -> ModuleType:
     """The module `module` (it imports TensorFlow), imported on first use. Until the import
     of TensorFlow that the server started at launch has finished, it waits and says so."""
+    if "tensorflow" not in sys.modules:  # the import holds Python's GIL for seconds: first let
+        time.sleep(FLUSH_S)  # the server send what is drawn, or the browser shows it only after
     for hook in _BEFORE_BACK_END:  # everything above the results is drawn: TensorFlow's turn
         hook()
     if "tensorflow" in sys.modules:

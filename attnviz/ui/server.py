@@ -5,7 +5,7 @@
 page script `attnviz/ui/page.py` once per session and per rerun.
 
 The lifespan hook starts a background thread that imports TensorFlow and traces the attention
-graph as soon as the first page has drawn its inputs and controls (or 3 s after the server
+graph as soon as the first page has drawn its inputs and controls (or 10 s after the server
 starts, if no one has come yet): the page appears as fast as a plain Streamlit page, and the
 import does not wait for the first click.
 """

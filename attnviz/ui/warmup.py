@@ -16,7 +16,8 @@ from attnviz.ui import loading
 
 PAGE_DRAWN = threading.Event()  # set once a session has drawn its inputs and controls
 WARMING = threading.Event()  # set while the warm-up runs (it builds Keras models)
-PAGE_WAIT_S = 3.0  # most time the TensorFlow import waits for a first page to be drawn
+PAGE_WAIT_S = 10.0  # most time the TensorFlow import waits for a first page to be drawn (a
+# first visitor's browser may take 2-3 s after launch to load the app's scripts and connect)
 FINISHED = "attnviz warm-up finished"  # the server log's line once the warm-up is done
 
 
@@ -45,7 +46,9 @@ def warm_up() -> None:
     until a session has drawn its inputs and controls (`page_drawn`), or `PAGE_WAIT_S`: the
     import holds Python's GIL most of the time, and running it beside the first page's own
     run made that page appear ~1 s later (measured: page shown 3.5 s after launch, floor app
-    1.8 s; with the wait 2.3–2.5 s, for a first heatmap ~0.5 s later). A session that arrives
+    1.8 s; with the wait 2.3–2.5 s, for a first heatmap ~0.5 s later; a first visitor's
+    browser may take ~3 s after launch to connect on a slow day, hence 10 s). A session that
+    arrives
     meanwhile waits on Python's import lock for the same import, or on the cached resource the
     warm-up is filling, and never repeats it. Failures are logged, not raised: the page's own
     first run would then meet them again and show its error message.
