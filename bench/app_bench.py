@@ -61,7 +61,8 @@ def url(server: servers.Server, n: int) -> str:
     return f"{server.url}/?r_t={n}"
 
 
-def _order(i: int) -> tuple[str, ...]:
+def round_order(i: int) -> tuple[str, ...]:
+    """The apps in round `i`'s order: attnviz first in even rounds, the floor first in odd."""
     return APPS if i % 2 == 0 else APPS[::-1]
 
 
@@ -105,7 +106,7 @@ async def _cold_figures(browser: Any, quick: bool) -> list[Figure]:
     shown: dict[str, list[float]] = {name: [] for name in APPS}
     imports: list[float] = []
     for i in range(QUICK_COLD_STARTS if quick else COLD_STARTS):
-        for name in _order(i):
+        for name in round_order(i):
             seconds, up, visible = await cold_start(browser, name)
             first[name].append(seconds)
             healthy[name].append(up)
@@ -148,7 +149,7 @@ async def _clicks(browser: Any, apps: dict[str, servers.Server], n: int, clicks:
             pages[name] = await open_settled(browser, url(apps[name], n))
             charts[name][0] = len(await chart_titles(pages[name][0]))
         for i in range(clicks + 1):  # click 0 is the untimed warm-up
-            for name in _order(i):
+            for name in round_order(i):
                 page, watcher = pages[name]
                 runs = watcher.finished + 1
                 elapsed = await timed_toggle(page)

@@ -118,7 +118,7 @@ async def _measure(browser: Any, apps: dict, n: int, control: Control, rounds: i
         address = app_bench.url(apps["attnviz"], n) + control.state
         pages["attnviz"] = await open_settled(browser, address)
         for i in range(rounds + 1):  # round 0 is the untimed warm-up
-            for name in app_bench._order(i):
+            for name in app_bench.round_order(i):
                 page, watcher = pages[name]
                 runs = watcher.finished + 1
                 if name == "floor":

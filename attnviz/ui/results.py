@@ -18,7 +18,7 @@ from attnviz.core.settings import AttentionSettings
 from attnviz.core.stats import FULLY_MASKED_WHY, row_stats
 from attnviz.drawing import figures
 from attnviz.drawing.export import matrix_to_csv, result_to_json
-from attnviz.drawing.stages import SequenceView, ordered_stages
+from attnviz.drawing.stages import SequenceView, grouped_stages
 from attnviz.inputs.attend import Attended, attend
 from attnviz.inputs.problem import Problem
 from attnviz.ui.cache_view import cache_view
@@ -158,29 +158,32 @@ def heatmaps_view(view: SequenceView) -> None:
         help="On a 0 to 1 scale, the weights of a long row (each about 1/S) all look dark.",
         **FIT_WEIGHTS.widget(),
     )
-    figs = ordered_stages(view, fit_scale=fit)  # all of them: the layout stays as controls change
+    groups = grouped_stages(view, fit_scale=fit)  # all of them: the layout stays as controls change
     notes = []
     if not view.result.settings.scale:
         notes.append("Scaling is off: the scaled scores equal the raw scores.")
     if view.result.mask.all():
         notes.append("No mask is active: every query may attend every key.")
     st.caption(" ".join(notes) or "Each stage of softmax(score(Q, K)/√Dk + M)·V, in order.")
-    rotated = [name for name in ("rotated query", "rotated key") if name in figs]
-    bias = [name for name in ("position bias",) if name in figs]
-    stages = [name for name in figs if name not in rotated + bias]
     per_row = 1 if presenting() else 2
     # RoPE's rotated Q and K, the scores, ALiBi's bias, the rest: each group in a place of its
     # own, kept (empty) when the scheme has no such stage, so that switching the scheme adds or
     # removes its charts without moving the others (moved charts are drawn again from scratch)
-    for names in (rotated, stages[:2], bias, stages[2:]):
+    for figs in groups:
         with st.container():
-            for start in range(0, len(names), per_row):
-                columns = st.columns(per_row)
-                for column, name in zip(columns, names[start : start + per_row], strict=False):
-                    with column:
-                        chart(figs[name], name.replace(" ", "-"))
+            _chart_rows(figs, per_row)
     _mask_rules(view)
     _focus_row(view)
+
+
+def _chart_rows(figs: dict[str, object], per_row: int) -> None:
+    """The figures `figs` (by stage name), `per_row` a row."""
+    names = list(figs)
+    for start in range(0, len(names), per_row):
+        columns = st.columns(per_row)
+        for column, name in zip(columns, names[start : start + per_row], strict=False):
+            with column:
+                chart(figs[name], name.replace(" ", "-"))
 
 
 def _mask_rules(view: SequenceView) -> None:

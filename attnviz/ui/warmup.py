@@ -48,10 +48,9 @@ def warm_up() -> None:
     run made that page appear ~1 s later (measured: page shown 3.5 s after launch, floor app
     1.8 s; with the wait 2.3–2.5 s, for a first heatmap ~0.5 s later; a first visitor's
     browser may take ~3 s after launch to connect on a slow day, hence 10 s). A session that
-    arrives
-    meanwhile waits on Python's import lock for the same import, or on the cached resource the
-    warm-up is filling, and never repeats it. Failures are logged, not raised: the page's own
-    first run would then meet them again and show its error message.
+    arrives meanwhile waits on Python's import lock for the same import, or on the cached
+    resource the warm-up is filling, and never repeats it. Failures are logged, not raised:
+    the page's own first run would then meet them again and show its error message.
     """
     PAGE_DRAWN.wait(PAGE_WAIT_S)
     WARMING.set()

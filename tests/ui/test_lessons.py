@@ -9,7 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnviz.lessons import LESSONS, get_lesson
+from attnviz.ui import position_controls, results
 from attnviz.ui.modes import MODES_BY_NAME
+from attnviz.ui.modes import language_model as lm_page
 
 
 def test_the_path_has_at_least_the_ten_concepts_in_order():
@@ -70,13 +72,13 @@ def test_the_lessons_of_today_s_attention_open_rope_and_the_language_model():
     ui.open_page(at, f"lesson-{len(LESSONS) - 1}")
     ui.assert_ok(at)
     assert ui.preset_box(at).value == "11_rope_probe"
-    assert at.session_state["view"] == "Positions"
-    assert at.session_state["position"] == "rope"
+    assert at.session_state[results.VIEW.key] == "Positions"
+    assert at.session_state[position_controls.POSITION.key] == "rope"
     ui.open_page(at, f"lesson-{len(LESSONS)}")
     ui.assert_ok(at)
     assert f"Lesson {len(LESSONS)} of {len(LESSONS)}, on the Language model page." in (
         ui.captions(at)
     )
-    assert at.session_state["lm_task"] == "induction"
-    assert at.session_state["lm_view"] == "Every head"
+    assert at.session_state[lm_page.TASK.key] == "induction"
+    assert at.session_state[lm_page.VIEW.key] == "Every head"
     assert ui.chart(at, "How sure it was of each next token")
