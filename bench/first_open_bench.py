@@ -19,6 +19,13 @@ The floor (`bench/floor_charts.py`) then draws the same charts in a new tab of t
 from its own server: as many charts, each with as many heatmap traces of the same T × S (random
 numbers, no TensorFlow, no labels or widgets). Its server runs from the start of the section.
 Target: every first open within `TARGET_S`.
+
+Opened inside the app (`IN_APP`), as a class moves through it: a second server per round, after
+its warm-up, and one tab that opens the start page and follows its link to each page (an
+in-app navigation: no page load, the same websocket), or clicks a control of the page it is on
+(a view first shown: "Trained on dates", the model view, a tab). The time runs from the click
+(stamped by the page) to the later of all charts painted and the last run's end. The floor
+follows its start page's one link to the same charts (`floor_charts.py`'s `/start`).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnviz.ui.warmup import FINISHED as WARMED_UP  # the server's log line after its warm-up
+from bench.floor_charts import LINK
 from bench.pages import IDLE, VIEWPORT, RunWatcher, launch_browser, stamp_runs
 from bench.report import Figure, failed, progress
 from deploy import servers
@@ -62,37 +70,53 @@ PAGES = (
     Page("Learn", "learn"),
     Page("Learn: compare scores", "learn?learn_view=Compare+scores"),
     Page("Learn: Transformer model view", "learn?learn_arch=Transformer&learn_tview=Model+view"),
+    Page("Language model", "language-model"),
 )
 
 # Run before the page's own scripts: `window.__painted.since` is the performance.now() of the
-# first animation frame since which every plotly chart element holds a drawn plot with an image
-# in each subplot holding heatmaps (null while any is not drawn).
+# first animation frame since which the page shows the charts it shows now, every one drawn
+# (an image in each subplot holding heatmaps); null while any is not drawn. A chart that is
+# replaced or redrawn with other data starts the count again. `window.__painted.click` stamps
+# the last click (capturing: before any handler runs).
 TRACK_PAINT = """(() => {
-  window.__painted = {since: null};
-  const drawn = () => {
+  window.__painted = {since: null, shown: null, click: null};
+  const ids = new WeakMap();
+  let next = 0;
+  const shown = () => {  // a key of the charts shown, or null while any is not drawn
     const boxes = document.querySelectorAll('[data-testid="stPlotlyChart"]');
-    if (!boxes.length) return false;
+    if (!boxes.length) return null;
+    const keys = [];
     for (const box of boxes) {
       const div = box.querySelector('.js-plotly-plot');
-      if (!div || !div._fullData) return false;
-      const subplots = new Set(div._fullData.filter((t) => t.type === 'heatmap')
-        .map((t) => `${t.xaxis}${t.yaxis}`));  // each has an image once drawn
-      if (div.querySelectorAll('.heatmaplayer image').length < subplots.size) return false;
+      if (!div || !div._fullData) return null;
+      const heatmaps = div._fullData.filter((t) => t.type === 'heatmap');
+      const subplots = new Set(heatmaps.map((t) => `${t.xaxis}${t.yaxis}`));
+      if (div.querySelectorAll('.heatmaplayer image').length < subplots.size) return null;
+      if (!ids.has(div)) ids.set(div, next++);
+      const z = (heatmaps[0] || {}).z || [[null]];
+      keys.push(`${ids.get(div)}:${div._fullData.length}:${z.length}:${(z[0] || [])[0]}`);
     }
-    return true;
+    return keys.join(',');
   };
   const tick = () => {
-    if (!drawn()) window.__painted.since = null;
-    else if (window.__painted.since === null) window.__painted.since = performance.now();
+    const key = shown();
+    if (key !== window.__painted.shown) {
+      window.__painted.shown = key;
+      window.__painted.since = key === null ? null : performance.now();
+    }
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);
+  document.addEventListener('click', () => { window.__painted.click = performance.now(); },
+                            {capture: true});
 })()"""
 
 # [ms to the first frame of the drawn state, ms to the last successful run end, ms to the first
-# rerun request sent] (null where there is none), from the start of the navigation.
-READINGS = """() => [window.__painted.since, window.__runs.ended.at(-1) ?? null,
-  window.__runs.requested[0] ?? null]"""
+# rerun request sent since the last click (or since the start), ms to the last click] (null
+# where there is none), from the start of the navigation.
+READINGS = """() => { const click = window.__painted.click;
+  return [window.__painted.since, window.__runs.ended.at(-1) ?? null,
+          window.__runs.requested.find((t) => click === null || t >= click) ?? null, click]; }"""
 
 # Per plotly chart holding heatmaps: "traces.T.S" (T × S of its first heatmap), in page order.
 CHART_SPEC = """() => Array.from(document.querySelectorAll('.js-plotly-plot'), (div) => {
@@ -107,9 +131,9 @@ CHART_SPEC = """() => Array.from(document.querySelectorAll('.js-plotly-plot'), (
 class Visit:
     """What one first visit took and showed."""
 
-    seconds: float  # navigation start to the later of all charts painted and the run's end
-    painted: float  # navigation start to all charts painted, s
-    ended: float  # navigation start to the last successful run end, s
+    seconds: float  # its start to the later of all charts painted and the run's end
+    painted: float  # its start to all charts painted, s
+    ended: float  # its start to the last successful run end, s
     server: float  # the page's first rerun request to the last run's end: the server's part, s
     spec: tuple[str, ...]  # its heatmap charts, "traces.T.S" each
     problems: tuple[str, ...] = ()  # tracebacks or runs that ended otherwise
@@ -117,36 +141,114 @@ class Visit:
 
 async def visit(context: Any, url: str) -> Visit:
     """Open `url` in a new tab of `context` (a new session); wait until its charts are drawn
-    and the page stays idle."""
+    and the page stays idle. Times from the start of the navigation."""
+    page, watcher = await _tab(context)
+    try:
+        await page.goto(url)
+        return await _drawn(page, watcher, 1, url)
+    finally:
+        await page.close()
+
+
+async def _tab(context: Any) -> tuple[Any, RunWatcher]:
+    """A new tab of `context` that stamps its runs, its charts' painting and its clicks."""
     page = await context.new_page()
     await page.add_init_script(stamp_runs())
     await page.add_init_script(TRACK_PAINT)
-    watcher = RunWatcher(page)
+    return page, RunWatcher(page)
+
+
+async def _drawn(page: Any, watcher: RunWatcher, runs: int, what: str) -> Visit:
+    """Wait until `runs` runs have finished, the page's charts are drawn and it stays idle for
+    `QUIET_S`; the times from the last click (or, with none, from the navigation's start)."""
+    deadline = time.monotonic() + TIMEOUT_S
+    await watcher.wait_for(runs, TIMEOUT_S)
+    while True:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}: not drawn and idle within {TIMEOUT_S:.0f} s")
+        before = await page.evaluate(READINGS)
+        idle = await page.evaluate(IDLE)
+        if idle and before[0] is not None and before[1] is not None:
+            await asyncio.sleep(QUIET_S)
+            after = await page.evaluate(READINGS)
+            if after == before and await page.evaluate(IDLE):
+                break
+        else:
+            await asyncio.sleep(0.05)
+    painted, ended, requested, click = before
+    start = click or 0.0
+    if painted < start:
+        raise RuntimeError(f"{what}: the charts did not change after the click")
+    spec = tuple(await page.evaluate(CHART_SPEC))
+    problems = [f"{watcher.exceptions} traceback(s)"] if watcher.exceptions else []
+    problems += [f"{watcher.other} run(s) ended otherwise"] if watcher.other else []
+    server = (ended - requested) / 1000 if requested is not None else float("nan")
+    return Visit((max(painted, ended) - start) / 1000, (painted - start) / 1000,
+                 (ended - start) / 1000, server, spec, tuple(problems))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class InApp:
+    """One page or view opened inside the app: the start page's link to a page, or a control
+    clicked on the page the previous step opened."""
+
+    label: str  # what the report calls it
+    link: str | None  # the text of the start page's link to follow; None: stay on the page
+    control: tuple[str, str] | None = None  # (ARIA role, name) of the control clicked there
+
+
+IN_APP_KEY = "in the app: "  # the steps' figures, kept apart from the new tabs'
+IN_APP = (
+    InApp("Matrices", "Matrices"),
+    InApp("Sentences", "Sentences"),
+    InApp("Cross", "Cross (two sentences)"),
+    InApp("Multi-head", "Multi-head"),
+    InApp("Multi-head, trained on dates", None, ("radio", "Trained on dates")),
+    InApp("Decoder", "Decoder"),
+    InApp("Decoder model view", None, ("radio", "Model view")),
+    InApp("Learn", "Learn"),
+    InApp("Learn: compare scores", None, ("tab", "Compare scores")),
+    InApp("Language model", "Language model"),
+)
+
+
+async def _click(page: Any, watcher: RunWatcher, role: str, name: str, what: str) -> Visit:
+    """Click the main area's control `name` (of ARIA `role`) on a settled page; its charts,
+    timed from the click."""
+    runs = watcher.finished
+    main = page.locator('[data-testid="stMain"]')
+    await main.get_by_role(role, name=name, exact=True).first.click()
+    return await _drawn(page, watcher, runs + 1, what)
+
+
+async def walk_in_app(context: Any, server: servers.Server, floor: servers.Server,
+                      visits: dict, floors: dict) -> None:  # fmt: skip
+    """Every `IN_APP` step on `server` in one tab, each followed by the floor's link to the same
+    charts (in another tab)."""
+    page, watcher = await _tab(context)
+    floor_page, floor_watcher = await _tab(context)
     try:
-        await page.goto(url)
-        deadline = time.monotonic() + TIMEOUT_S
-        await watcher.wait_for(1, TIMEOUT_S)
-        while True:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{url}: not drawn and idle within {TIMEOUT_S:.0f} s")
-            before = await page.evaluate(READINGS)
-            idle = await page.evaluate(IDLE)
-            if idle and before[0] is not None and before[1] is not None:
-                await asyncio.sleep(QUIET_S)
-                after = await page.evaluate(READINGS)
-                if after == before and await page.evaluate(IDLE):
-                    break
+        for step in IN_APP:
+            progress(f"first open in the app: {step.label}")
+            if step.link is not None:
+                runs = watcher.finished
+                await page.goto(f"{server.url}/")  # untimed: the start page, settled
+                await _drawn(page, watcher, runs + 1, f"{server.url}/")
+                seen = await _click(page, watcher, "link", step.link, step.label)
             else:
-                await asyncio.sleep(0.05)
-        painted, ended, requested = before
-        spec = tuple(await page.evaluate(CHART_SPEC))
-        problems = [f"{watcher.exceptions} traceback(s)"] if watcher.exceptions else []
-        problems += [f"{watcher.other} run(s) ended otherwise"] if watcher.other else []
-        server = (ended - requested) / 1000 if requested is not None else float("nan")
-        return Visit(max(painted, ended) / 1000, painted / 1000, ended / 1000, server, spec,
-                     tuple(problems))  # fmt: skip
+                role, name = step.control
+                seen = await _click(page, watcher, role, name, step.label)
+            visits.setdefault(IN_APP_KEY + step.label, []).append(seen)
+            runs = floor_watcher.finished
+            await floor_page.goto(f"{floor.url}/start?next={','.join(seen.spec) or '1.1.1'}")
+            await floor_watcher.wait_for(runs + 1, TIMEOUT_S)
+            await floor_page.wait_for_function(IDLE, timeout=TIMEOUT_S * 1000)
+            floors.setdefault(IN_APP_KEY + step.label, []).append(
+                await _click(floor_page, floor_watcher, "link", LINK, f"floor: {step.label}")
+            )
     finally:
         await page.close()
+        await floor_page.close()
 
 
 def wait_warmed_up(server: servers.Server) -> float:
@@ -163,12 +265,14 @@ def wait_warmed_up(server: servers.Server) -> float:
 
 
 async def _round(context: Any, port: int, floor: servers.Server, visits: dict,
-                 floors: dict) -> float:  # fmt: skip
-    """One attnviz server on `port`: every page's first visit, each followed by the floor's;
-    returns the warm-up's seconds from launch."""
+                 floors: dict) -> list[float]:  # fmt: skip
+    """Two attnviz servers on `port`, one after the other: on the first, every page's first
+    visit in a new tab, each followed by the floor's; on the second, the walk inside the app
+    (`walk_in_app`). Returns each warm-up's seconds from launch."""
+    warm = []
     server = servers.wait_healthy(servers.start("attnviz", port))
     try:
-        warm = await asyncio.to_thread(wait_warmed_up, server)
+        warm.append(await asyncio.to_thread(wait_warmed_up, server))
         for page in PAGES:
             progress(f"first open: {page.label}")
             seen = await visit(context, f"{server.url}/{page.path}")
@@ -177,9 +281,15 @@ async def _round(context: Any, port: int, floor: servers.Server, visits: dict,
             floors.setdefault(page.label, []).append(
                 await visit(context, f"{floor.url}/?spec={spec}")
             )
-        return warm
     finally:
         server.stop()
+    server = servers.wait_healthy(servers.start("attnviz", port))
+    try:
+        warm.append(await asyncio.to_thread(wait_warmed_up, server))
+        await walk_in_app(context, server, floor, visits, floors)
+    finally:
+        server.stop()
+    return warm
 
 
 async def _fill_cache(context: Any, port: int, floor: servers.Server) -> None:
@@ -193,21 +303,22 @@ async def _fill_cache(context: Any, port: int, floor: servers.Server) -> None:
         server.stop()
 
 
-def _figure(page: Page, visits: list[Visit], floors: list[Visit], warm: list[float]) -> Figure:
+def _figure(name: str, visits: list[Visit], floors: list[Visit], warm: list[float]) -> Figure:
+    """The figure `name` from its visits (new tabs, or steps inside the app)."""
     ours = statistics.median(v.seconds for v in visits)
     floor = statistics.median(v.seconds for v in floors)
     charts = sorted({len(v.spec) for v in visits})
     heatmaps = sorted({sum(int(s.split(".")[0]) for s in v.spec) for v in visits})
     problems = sorted({p for v in visits for p in v.problems})
     note = (
-        f"{len(visits)} first visit(s) (one per server, after its warm-up: {_seconds(warm)} from "
+        f"{len(visits)} first open(s) (one per server, after its warm-up: {_seconds(warm)} from "
         f"launch); attnviz {_seconds([v.seconds for v in visits])} (charts painted "
         f"{_seconds([v.painted for v in visits])}, run ended {_seconds([v.ended for v in visits])};"
         f" the server's part, request to run end: {_seconds([v.server for v in visits])}); "
         f"{'/'.join(map(str, charts))} heatmap charts, {'/'.join(map(str, heatmaps))} heatmaps, "
         "drawn by the floor too" + (f"; WARNING: {', '.join(problems)}" if problems else "")
     )
-    return Figure(f"first open: {page.label}", ours, "floor", floor, "s", f"< {TARGET_S} s",
+    return Figure(name, ours, "floor", floor, "s", f"< {TARGET_S} s",
                   ours < TARGET_S, note)  # fmt: skip
 
 
@@ -230,7 +341,7 @@ async def run_async(quick: bool) -> list[Figure]:
             port, floor = servers.free_port(), servers.launch("floor-charts")
             await _fill_cache(context, port, floor)
             for _ in range(QUICK_ROUNDS if quick else ROUNDS):
-                warm.append(await _round(context, port, floor, visits, floors))
+                warm += await _round(context, port, floor, visits, floors)
         except Exception as error:  # noqa: BLE001 - the pages measured so far still count
             if not visits:
                 return [failed("first open", f"< {TARGET_S} s", error)]
@@ -238,10 +349,12 @@ async def run_async(quick: bool) -> list[Figure]:
         finally:
             servers.stop_all()
             await browser.close()
+    names = [(f"first open: {page.label}", page.label) for page in PAGES]
+    names += [(f"first open in the app: {step.label}", IN_APP_KEY + step.label) for step in IN_APP]
     return [
-        _figure(page, visits[page.label], floors[page.label], warm)
-        for page in PAGES
-        if page.label in visits and page.label in floors
+        _figure(name, visits[key], floors[key], warm)
+        for name, key in names
+        if key in visits and key in floors
     ]
 
 

@@ -10,6 +10,9 @@ one figure, two charts a row. Plain dict traces, not validated (as attnviz's gri
 no TensorFlow, no tick labels, no hover text, no other widgets, so whatever attnviz takes
 beyond this page is its own. Run from `bench/`: `streamlit run floor_charts.py`, then open
 `/?spec=6.16.16`.
+
+For a page opened inside the app (a link followed without reloading the page), open
+`/start?next=6.16.16`: a page with one link, "Open the charts", to the charts of `next`.
 """
 
 from __future__ import annotations
@@ -56,9 +59,25 @@ def chart(rng: np.random.Generator, n: int, t: int, s: int) -> go.Figure:
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
+LINK = "Open the charts"  # the start page's one link
+
+
 def main() -> None:
-    """Draw the charts the URL's `spec` asks for."""
+    """The two pages: the charts (the default page) and a start page linking to them."""
     st.set_page_config(page_title="attnviz first-open floor", layout="wide")
+    charts_page = st.Page(draw_charts, title="charts", url_path="charts", default=True)
+    start_page = st.Page(lambda: draw_start(charts_page), title="start", url_path="start")
+    st.navigation([charts_page, start_page], position="hidden").run()
+
+
+def draw_start(charts_page: st.Page) -> None:
+    """One link to the charts that the URL's `next` names (followed inside the app)."""
+    st.title("attnviz first-open floor")
+    st.page_link(charts_page, label=LINK, query_params={"spec": st.query_params.get("next", "")})
+
+
+def draw_charts() -> None:
+    """Draw the charts the URL's `spec` asks for."""
     st.title("attnviz first-open floor")
     charts = parse_spec(st.query_params.get("spec", "1.16.16"))
     rng = np.random.default_rng(int(st.query_params.get("seed", 0)))

@@ -26,7 +26,7 @@ import plotly.graph_objects as go
 
 from attnviz.core.checks import check_int, describe
 from attnviz.drawing import figures
-from attnviz.drawing.figures import _escape  # user text made safe for plotly, as everywhere
+from attnviz.drawing.figures import _escape, _title  # user text made safe, as everywhere
 from attnviz.heads.stacks import as_layer_stack
 
 if TYPE_CHECKING:  # only for hints: drawing does not import TensorFlow
@@ -56,6 +56,7 @@ def model_view(
     col_title: str = "key",
     max_side: int = THUMB_MAX_SIDE,
     grid_width: int = GRID_WIDTH,
+    head_names: Sequence[Any] | None = None,
 ) -> go.Figure:
     """A grid of heatmaps, one row per layer and one column per head, on one colour scale.
 
@@ -72,6 +73,8 @@ def model_view(
             `figures.heatmap`); enlarge one head with `figures.heatmap` for exact values.
         grid_width: px the cells of one row share, about (cells stay square, at least
             `CELL_MIN` px: many heads make a wider figure).
+        head_names: one name per grid column (default "head 0", "head 1", …), e.g. the
+            heads' own numbers when the grid shows some of a layer's heads.
 
     Returns:
         A `go.Figure`; subplot n (row-major, from 1) is axes `x{n}`/`y{n}` ("x"/"y" for n = 1).
@@ -82,6 +85,7 @@ def model_view(
     stack = as_layer_stack(layers_weights, "layers_weights")  # (L, H, T, S)
     n_layers, n_heads = stack.shape[:2]
     names = _layer_titles(titles, n_layers)
+    heads = _head_names(head_names, n_heads)
     grey = _blocked_stack(blocked, stack.shape)  # (L, H, T, S)
     grid = _grid(n_layers, n_heads, check_int(grid_width, "grid_width", low=1))
     cells = [
@@ -105,9 +109,9 @@ def model_view(
     traces, colors = _joined_traces(cells, place)
     shapes = _outlines(highlight, n_layers, n_heads, place)
     across, down = _escape(col_title), _escape(row_title)
-    layout = _grid_layout(grid, names, title, shapes) | dict(
+    layout = _grid_layout(grid, names, heads, title, shapes) | dict(
         coloraxis=_shared(colors, grid),
-        xaxis=place.axis("x", [f"head {h} · {across} " for h in range(n_heads)], cells[0][0]),
+        xaxis=place.axis("x", [f"{head} · {across} " for head in heads], cells[0][0]),
         yaxis=place.axis("y", [f"{name} · {down} " for name in names], cells[0][0]),
     )
     return go.Figure(data=traces, layout=layout, _validate=False)  # as `figures._figure`
@@ -154,6 +158,18 @@ def _layer_titles(titles: Sequence[Any] | None, n_layers: int) -> list[str]:
             f"Received: {describe(titles)}."
         )
     return [_escape(text) for text in titles]
+
+
+def _head_names(names: Sequence[Any] | None, n_heads: int) -> list[str]:
+    """One escaped name per head (grid column)."""
+    if names is None:
+        return [f"head {head}" for head in range(n_heads)]
+    if isinstance(names, str) or not hasattr(names, "__len__") or len(names) != n_heads:
+        raise ValueError(
+            f"`head_names` must list one name per head: {n_heads} names. "
+            f"Received: {describe(names)}."
+        )
+    return [_escape(name) for name in names]
 
 
 def _blocked_stack(blocked: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -351,8 +367,9 @@ def _outlines(highlight: Iterable[tuple[int, int]], n_layers: int, n_heads: int,
     return shapes
 
 
-def _grid_layout(grid: _Grid, names: list[str], title: str, shapes: list) -> dict[str, Any]:
-    """Size, margins, layer titles, head numbers and outlines of the grid."""
+def _grid_layout(grid: _Grid, names: list[str], heads: list[str], title: str,
+                 shapes: list) -> dict[str, Any]:  # fmt: skip
+    """Size, margins, layer titles, head names and outlines of the grid."""
     top = (40 if title else 10) + HEADINGS  # px: the figure title, then the head numbers
     layer_titles = [
         dict(text=name, x=0, y=grid.boxes[layer][0][3] + STRIP / grid.height, xanchor="left",
@@ -360,14 +377,14 @@ def _grid_layout(grid: _Grid, names: list[str], title: str, shapes: list) -> dic
         for layer, name in enumerate(names)
     ]  # fmt: skip
     head_numbers = [
-        dict(text=f"head {head}", x=(box[0] + box[1]) / 2, y=1 + 4 / grid.height,
+        dict(text=head, x=(box[0] + box[1]) / 2, y=1 + 4 / grid.height,
              xanchor="center", yanchor="bottom")
-        for head, box in enumerate(grid.boxes[0])
+        for head, box in zip(heads, grid.boxes[0], strict=True)
     ]  # fmt: skip
     notes = [note | dict(xref="paper", yref="paper", showarrow=False)
              for note in layer_titles + head_numbers]  # fmt: skip
     return dict(
-        title=dict(text=_escape(title), x=0.0, xanchor="left"),
+        title=dict(text=_title(title, grid.width), x=0.0, xanchor="left"),  # never cut
         width=MARGIN["l"] + grid.width + MARGIN["r"],
         height=top + grid.height + MARGIN["b"],
         margin=MARGIN | dict(t=top),
@@ -440,12 +457,12 @@ def head_map(
             dict(type="rect", x0=sh - 0.5, x1=sh + 0.5, y0=sl - 0.5, y1=sl + 0.5,
                  line=dict(color=HIGHLIGHT_COLOR, width=3))
         )  # fmt: skip
-    top = 40 if title else 10
+    top, width = 40 if title else 10, 110 + n_heads * (side + 6)
     return go.Figure(
         data=[trace],
         layout=dict(
-            title=dict(text=_escape(title), x=0.0, xanchor="left"),
-            width=110 + n_heads * (side + 6), height=top + 40 + n_layers * (side + 6),
+            title=dict(text=_title(title, width), x=0.0, xanchor="left"),  # never cut
+            width=width, height=top + 40 + n_layers * (side + 6),
             margin=dict(l=70, r=70, t=top, b=30),
             xaxis=dict(tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4],
                        ticktext=[f"head {h}" for h in range(n_heads)], **_BARE_AXIS),

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attnviz.drawing import figures
 from attnviz.drawing.construction import Side, side_figures
 from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
+from attnviz.drawing.model_view import model_view
 from attnviz.ui.presenter import enlarged
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-HEADS_PER_ROW = 4
+HEAD_GRID_PX = 760  # px the heads of one grid share: four heads get a thumbnail's 180 px
 
 
 def chart(fig, name: str, **kwargs) -> None:
@@ -28,6 +28,14 @@ def chart(fig, name: str, **kwargs) -> None:
         },
     }
     st.plotly_chart(fig, config=config, theme="streamlit", **kwargs)
+
+
+def folded(label: str, key: str):
+    """An expander whose content is drawn only while it is open: the container to draw it in,
+    or None while folded. A folded expander's charts would cost the browser their full drawing
+    time on every run (Multi-head's nine Q, K, V charts were most of its first open)."""
+    box = st.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
 
 
 def line_view(weights: np.ndarray, rows, cols) -> None:
@@ -50,30 +58,30 @@ def head_grid(
     key: str,
     heads: list[int] | None = None,
 ) -> None:
-    """Every head's `(H, T, S)` weights (or those of `heads`) as thumbnails, `HEADS_PER_ROW` a
-    row, on one shared colour scale; `mask (T, S)` True = allowed; `title` is formatted with
-    `head`."""
+    """Every head's `(H, T, S)` weights (or those of `heads`) side by side in one chart titled
+    `title`, on one shared colour scale; `mask (T, S)` True = allowed. One chart, not one
+    per head: a browser draws each chart's axes, colour bar and layout anew, which made a page
+    of thumbnails the slowest to open."""
     heads = list(range(weights.shape[0])) if heads is None else heads
+    chosen = weights[heads]  # (H', T, S)
     st.caption(
         "All heads share one colour scale: weight 0 (dark) to 1 (yellow); grey = masked. "
-        "Hover a cell for its query, key and weight."
+        "Hover a cell for its head, query, key and weight."
     )
-    for start in range(0, len(heads), HEADS_PER_ROW):
-        columns = st.columns(HEADS_PER_ROW)
-        for column, head in zip(columns, heads[start : start + HEADS_PER_ROW], strict=False):
-            with column:
-                st.plotly_chart(
-                    figures.heatmap(
-                        weights[head],
-                        kind="weights",
-                        title=title.format(head=head),
-                        row_labels=rows,
-                        col_labels=cols,
-                        blocked=~mask & (weights[head] == 0),
-                        thumbnail=True,
-                    ),
-                    key=f"{key}-{head}",
-                )
+    chart(
+        model_view(
+            chosen,
+            rows,
+            cols,
+            title=title,
+            titles=[""],  # the title says what the row is
+            blocked=(~mask & (chosen == 0))[None],  # (1, H', T, S): one layer
+            head_names=[f"head {head}" for head in heads],
+            grid_width=HEAD_GRID_PX,
+        ),  # fmt: skip
+        name=key,
+        key=key,
+    )
 
 
 def made_from_tokens(side: Side, key: str) -> None:

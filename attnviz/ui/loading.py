@@ -56,9 +56,11 @@ def back_end(module: str) -> ModuleType:
     return loaded
 
 
-def run_builds_models(builds: bool) -> None:
-    """Say whether this script run builds Keras layers or models (then the after-run clear
-    frees them; otherwise it keeps TensorFlow's kernel cache)."""
+def run_builds_models(builds: bool = True) -> None:
+    """Say that this script run builds Keras models (then the after-run clear frees them;
+    otherwise it keeps TensorFlow's kernel cache). Called where a model is built, inside the
+    cached function that builds it, so a run that finds the model cached keeps the kernels
+    warm; the shell says False at the start of every run."""
     _RUN.built_models = builds
 
 
@@ -78,9 +80,9 @@ def _clear_session_after_run(free_memory: bool = True) -> None:
     resets its layer-name counters (thread-local: they go with the run's thread anyway), clears
     TensorFlow's eager kernel cache and runs a second full garbage collection. The cleared
     cache made the first TensorFlow call of every run rebuild its kernels: 12–20 ms of each
-    click at 16 tokens, where the attention itself takes under 1 ms. So the clear runs only
-    after the modes that build Keras layers and models (`Mode.builds_models`), whose compiled
-    functions the cache would otherwise keep (the decoder's held ~100 MB each), and never while
+    click at 16 tokens, where the attention itself takes under 1 ms, and a trained model's
+    first run after a clear 0.5–0.9 s. So the clear runs only after a run that built a Keras
+    model (`run_builds_models`: the decoder's held ~100 MB each), and never while
     a session's model trains in its background thread or the server's warm-up builds models
     (`keras_busy_while`): the clear would pull Keras's global state from under them.
     """

@@ -21,7 +21,6 @@ class Mode:
     draw: Callable[[], None]  # draws the page: its sidebar controls, inputs and views
     url_texts: tuple[Slot[str], ...] = ()  # typed inputs carried in the URL while small
     old_names: tuple[str, ...] = ()  # other `?mode=` values of older links (its old label)
-    builds_models: bool = False  # builds Keras layers or models on a run (see `loading`)
     prepare: Callable[..., None] | None = None  # puts the page in a state a lesson asks for
     # (keyword arguments: see each mode's `prepare`); called before the page is drawn
     warm_up: Callable[[], None] | None = None  # what the page's first open would do first

@@ -22,7 +22,7 @@ from attnviz.drawing.stages import SequenceView, grouped_stages
 from attnviz.inputs.attend import Attended, attend
 from attnviz.inputs.problem import Problem
 from attnviz.ui.cache_view import cache_view
-from attnviz.ui.charts import chart, line_view
+from attnviz.ui.charts import chart, folded, line_view
 from attnviz.ui.compare_view import compare_view, comparing
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
@@ -45,6 +45,7 @@ MADE_FROM_TOKENS = "Q, K, V"  # the view of sentence inputs only: how Q, K and V
 VIEW = slot("view", VIEWS[0], url=True)  # the open tab
 FOCUS = slot("focus", 0, url=True)  # the exact row under pooled overviews
 FIT_WEIGHTS = slot("fit_scale", False, url=True)  # colour weights from 0 to their largest
+RULES_OPEN = slot("mask_rules_open", False)  # "The mask, rule by rule" is open
 
 
 def show_view(name: str) -> None:
@@ -197,7 +198,10 @@ def _mask_rules(view: SequenceView) -> None:
     active = {name: rule for name, rule in rules.items() if rule is not None}
     if len(active) < 2:
         return
-    with st.expander("The mask, rule by rule"):
+    box = folded("The mask, rule by rule", RULES_OPEN.key)
+    if box is None:
+        return
+    with box:
         st.caption(
             "Each rule alone (blue: allowed). Together: order AND ((window AND chunks) OR "
             "sinks) AND documents, then the padding keys are hidden."

@@ -50,7 +50,6 @@ def _page_frame(
     """Everything a page shares: the title and its introduction, every page a tap away (a phone
     folds the navigation into the sidebar), the presenter switch, the error boundary, the typed
     inputs in the URL; `draw` draws the page itself, `name` is its URL path."""
-    run_builds_models(mode is not None and mode.builds_models)
     title, menu, switch = st.columns([4, 1, 1.5], vertical_alignment="bottom")  # the switch's
     # label fits the presenter view's larger text
     title.title("attnviz")
@@ -151,7 +150,7 @@ def main() -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if presenting() else "auto",
     )
-    run_builds_models(False)  # until a mode that builds models runs
+    run_builds_models(False)  # until the run builds a model (`loading.run_builds_models`)
     upgraded = not URL_RESTORED.get() and upgrade_old_links()
     restore_texts_from_url(URL_TEXTS, URL_RESTORED)
     pages = _pages()

@@ -130,14 +130,24 @@ def test_long_sequences_are_pooled_into_overviews():
         (dict(highlight=[(2, 0)]), "highlight layer"),
         (dict(highlight=[3]), r"\(layer, head\) pairs"),
         (dict(row_labels=["a"]), "one label per position: 4"),
+        (dict(head_names=["a", "b"]), "one name per head: 3 names"),
     ],
     ids=["titles", "blocked-shape", "blocked-values", "highlight-range", "highlight-pairs",
-         "labels"],
+         "labels", "head-names"],
 )  # fmt: skip
 def test_bad_arguments_are_rejected(kwargs, message):
     weights = RNG.dirichlet(np.ones(5), size=(2, 3, 4))
     with pytest.raises(ValueError, match=message):
         model_view(weights, **kwargs)
+
+
+def test_head_names_head_the_columns_and_the_hover():
+    weights = RNG.dirichlet(np.ones(5), size=(1, 2, 4))  # (1, 2, T, S): two of a layer's heads
+    fig = model_view(weights, QUERIES, KEYS, head_names=["head 5", "<i>h7</i>"], title="t" * 90)
+    notes = [note.text for note in fig.layout.annotations]
+    assert notes[-2:] == ["head 5", "&lt;i&gt;h7&lt;/i&gt;"]  # escaped: a name may be user text
+    assert fig.layout.xaxis.ticktext[0] == "head 5 · key 0: le"
+    assert fig.layout.title.text.replace("<br>", "") == "t" * 90  # a long title is never cut
 
 
 def test_layers_of_different_shapes_are_rejected():

@@ -814,8 +814,9 @@ def test_url_drops_long_texts(at):
 
 def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypatch):
     # Streamlit calls keras.backend.clear_session() after every run; Keras's version drops
-    # TensorFlow's kernel cache, and the next run's first TensorFlow call rebuilds it. attnviz
-    # lets it through only after views that build Keras models (whose functions it frees).
+    # TensorFlow's kernel cache, and the next run's first TensorFlow call rebuilds it (a trained
+    # model's first run after a clear took 0.5-0.9 s). attnviz lets it through only after a
+    # run that built a Keras model (whose compiled functions it frees).
     import keras
 
     from attnviz.ui import loading
@@ -827,10 +828,18 @@ def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypa
     assert keras.backend.clear_session is loading._clear_session_after_run
     assert keras.utils.clear_session is not loading._clear_session_after_run  # public API kept
     at.toggle(key="causal").set_value(True).run()  # matrices: no models, the cache stays
-    assert cleared == []
-    ui.open_mode(at, "Multi-head")
+    ui.open_mode(at, "Multi-head")  # attention of random heads: no model either
+    at.session_state["mh_weights"] = "Trained on dates"  # a cached shipped model runs
+    at.run()
     ui.assert_ok(at)
-    assert cleared == [{"free_memory": True}]  # layers were built: Keras's clear runs
+    assert cleared == []
+    ui.open_mode(at, "Decoder")  # its default decoder: built here unless an earlier test did
+    before = len(cleared)
+    at.number_input(key="seed").set_value(4242).run()  # a seed no test uses: a new decoder
+    ui.assert_ok(at)
+    assert cleared[before:] == [{"free_memory": True}]  # Keras's clear runs after that run
+    at.radio(key="dec_which").set_value("cross").run()  # the same decoder, from the cache
+    assert len(cleared) == before + 1
 
 
 # --------------------------------------------------------------------------- how Q, K, V are made
@@ -874,6 +883,11 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
 
     at = ui.new_session("multihead", way="bidirectional", mh_head="2")
     ui.assert_ok(at)
+    assert "W_Q (d_model × 4)" not in ui.titles(at)  # folded: its nine charts are not drawn
+    at.session_state["mh_made_open"] = True  # unfolded, as a click on it does
+    at.run()
+    ui.assert_ok(at)
+    at.selectbox(key="mh_head").set_value(2).run()  # it stays open for another head
     enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=0)
     result = compute_way("bidirectional", enc.inputs, None, num_heads=4,
                          source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip
@@ -901,5 +915,14 @@ def test_multi_head_shares_key_value_heads_and_says_what_it_saves():
     np.testing.assert_allclose(
         np.nan_to_num(ui.values(at, "Head 0 (enlarged)")), expected.weights[0, 0], atol=1e-5
     )
+    grids = [s for s in ui.specs(at) if s["layout"]["title"]["text"].startswith("Its query heads")]
+    for group, grid in enumerate(grids):  # one grid per K/V head, its query heads side by side
+        names = [note["text"] for note in grid["layout"]["annotations"] if note["text"]]
+        assert names == [f"head {2 * group}", f"head {2 * group + 1}"]
+        (values,) = [d for d in grid["data"] if d.get("name") == "weights"]
+        blocks = ui.grid_blocks(ui.decode(values["z"]), 1, 2)[0]  # (2, T, S)
+        np.testing.assert_allclose(blocks, expected.weights[0, 2 * group : 2 * group + 2],
+                                   atol=1e-5)  # fmt: skip
+    assert len(grids) == 2
     at.number_input(key="mh_kv").set_value(3).run()  # 3 does not divide 4
     assert any("divide" in e.value for e in at.error)

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz import encode_sentences
 from attnviz.transformer.way_attention import compute_way
+from attnviz.ui.modes.three_ways import HEADS_TITLE
 
 
 def _open(mode: str, **params: str) -> AppTest:
@@ -22,11 +23,14 @@ def _open(mode: str, **params: str) -> AppTest:
     return at
 
 
-def _heads(at: AppTest, prefix: str = "Head ") -> list[np.ndarray]:
-    """The weights of every head thumbnail (cells drawn as blocked hold weight 0)."""
-    found = [s for s in ui.specs(at) if s["layout"]["title"]["text"].startswith(prefix)]
-    thumbs = [s for s in found if "enlarged" not in s["layout"]["title"]["text"]]
-    return [np.nan_to_num(ui.decode(s["data"][0]["z"]), nan=0.0) for s in thumbs]
+def _heads(at: AppTest, prefix: str = HEADS_TITLE) -> list[np.ndarray]:
+    """The weights of every head in the head grid titled `prefix`… (one chart, a block of cells
+    per head; cells drawn as blocked hold weight 0)."""
+    spec = ui.chart(at, prefix)
+    (values,) = [d for d in spec["data"] if d.get("name") == "weights"]
+    names = [note["text"] for note in spec["layout"]["annotations"] if note["text"]]
+    blocks = ui.grid_blocks(ui.decode(values["z"]), 1, len(names))[0]  # (H, T, S)
+    return list(np.nan_to_num(blocks, nan=0.0))
 
 
 def test_every_head_its_average_and_w_o():
@@ -103,7 +107,7 @@ def test_line_view_carries_the_enlarged_head():
 def test_decoder_runs_the_tutorial_sizes():
     at = _open("Decoder")
     assert any("(64, 5, 512)" in s.value for s in at.success)
-    heads = _heads(at, "Layer 0 · head")
+    heads = _heads(at, "Layer 0, every head")
     assert len(heads) == 8
     for head in heads:
         assert head.shape == (5, 5)
@@ -126,7 +130,7 @@ def test_decoder_cross_attention_and_other_layers():
     at.radio(key="dec_which").set_value("cross").run()
     at.number_input(key="dec_layer").set_value(2).run()
     ui.assert_ok(at)
-    heads = _heads(at, "Layer 2 · head")
+    heads = _heads(at, "Layer 2, every head")
     assert [h.shape for h in heads] == [(3, 4), (3, 4)]
     for head in heads:
         np.testing.assert_allclose(head.sum(axis=1), 1, atol=1e-5)
@@ -154,21 +158,20 @@ def test_heads_caption_names_the_sizes_with_and_without_scaling(scale, expected)
 
 
 @pytest.mark.parametrize("heads", [4, 8, 16])
-def test_head_thumbnails_keep_their_labels_readable(heads):
-    at = _open("Multi-head", mh_h=str(heads), mh_dmodel="32")
-    thumbs = [s for s in ui.specs(at) if s["layout"]["title"]["text"].startswith("Head ")]
-    thumbs = [s for s in thumbs if "enlarged" not in s["layout"]["title"]["text"]]
-    assert len(thumbs) == heads
-    for spec in thumbs:
-        layout = spec["layout"]
-        # every token on both axes, x labels upright rather than run together
-        assert ui.ticks(spec, "x") == ["Le", "chat", "est", "assis", "sur", "le", "tapis", "."]
-        assert layout["xaxis2"]["tickangle"] == -90
-        assert ui.ticks(spec, "y") == ui.ticks(spec, "x")
-        # square cells area, no colour bar or values crowding a quarter-page chart
-        assert spec["data"][0]["showscale"] is False
-        assert "text" not in spec["data"][0]
-        assert layout["height"] - layout["margin"]["b"] - layout["margin"]["t"] < 200
+def test_every_head_is_one_chart_whose_hover_names_each_token(heads):
+    at = _open("Multi-head", mh_h=str(heads), mh_kv=str(heads), mh_dmodel="32")
+    spec = ui.chart(at, HEADS_TITLE)
+    assert len(_heads(at)) == heads
+    tokens = ["Le", "chat", "est", "assis", "sur", "le", "tapis", "."]
+    x_names = spec["layout"]["xaxis"]["ticktext"]  # the hover's: head and key of every cell
+    assert x_names == [f"head {h} · key {i}: {t}" for h in range(heads)
+                       for i, t in enumerate(tokens)]  # fmt: skip
+    y_names = spec["layout"]["yaxis"]["ticktext"]
+    assert y_names == [f" · query {i}: {t}" for i, t in enumerate(tokens)]
+    heads_named = [note["text"] for note in spec["layout"]["annotations"] if note["text"]]
+    assert heads_named == [f"head {h}" for h in range(heads)]
+    assert not any("text" in trace for trace in spec["data"])  # no values crowding the cells
+    assert len([s for s in ui.specs(at) if s["layout"].get("coloraxis")]) == 1  # one chart
 
 
 # --- trained weights -------------------------------------------------------------------------
@@ -212,7 +215,7 @@ def test_trained_weights_keep_a_bad_input_and_say_why():
 
 def test_the_trained_decoder_shows_its_layers_heads(dates_trace):
     at = _open("Decoder", dec_weights="Trained on dates", dec_which="cross", dec_tlayer="1")
-    heads = _heads(at, "Layer 1 · head ")
+    heads = _heads(at, "Layer 1, every head")
     assert len(heads) == 4
     for head, expected in zip(heads, dates_trace.translation.cross[1], strict=True):
         np.testing.assert_allclose(head, expected, atol=1e-6)

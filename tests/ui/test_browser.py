@@ -16,6 +16,8 @@ from browser_support import WAIT_SECONDS, App, close  # fixtures: conftest's pyt
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
+from attnviz.ui.modes.three_ways import HEADS_TITLE
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 Q_LABEL = "Q (queries): one row per line"
@@ -224,17 +226,26 @@ def assert_harmless(app: App) -> None:
     assert app.errors == []
 
 
+# The values of a head grid's "weights" trace (NaN as None): every head's block, gaps between.
+GRID_VALUES = """(page, title) => { const div = page.chart(title);
+  const trace = div && div._fullData.find((t) => t.name === 'weights');
+  return trace && trace.z.map((row) => Array.from(row, (x) => Number.isFinite(x) ? x : null)); }"""
+
+
 def test_multihead_grid_and_line_view_hover(app: App):
-    """Issue 5's views in a real browser: every head, the enlarged head, and the line view,
-    where hovering a query token leaves only that token's lines visible."""
-    app.open(f"{app.url}/?mode=Multi-head&mh_h=2", charts=6)
-    for title in ("Head 0", "Head 1", "Head 0 (enlarged)", "Average of the heads"):
+    """Issue 5's views in a real browser: every head (one chart, a block of cells per head), the
+    enlarged head, and the line view, where hovering a query token leaves only that token's
+    lines visible."""
+    app.open(f"{app.url}/?mode=Multi-head&mh_h=2", charts=4)
+    for title in (HEADS_TITLE, "Head 0 (enlarged)", "Average of the heads"):
         titles = app.wait_for_chart(title)  # the page draws other charts above the grid first
-    assert {"Head 0", "Head 1", "Head 0 (enlarged)", "Average of the heads"} <= set(titles)
-    head0 = np.array(app.weights("Head 0"), dtype=float)
+    assert {HEADS_TITLE, "Head 0 (enlarged)", "Average of the heads"} <= set(titles)
+    grid = np.array(app.read(GRID_VALUES, HEADS_TITLE), dtype=float)  # (1 + T, 2S + 1)
+    head0, head1 = np.nan_to_num(grid_blocks(grid, 1, 2)[0])  # blocked cells weigh 0
+    assert np.allclose(head0, np.array(app.weights("Head 0 (enlarged)"), dtype=float), atol=1e-5)
     average = np.array(app.weights("Average of the heads"), dtype=float)
-    head1 = np.array(app.weights("Head 1"), dtype=float)
     assert np.allclose(average, (head0 + head1) / 2, atol=1e-5)
+    assert np.isnan(grid[1:, (grid.shape[1] - 1) // 2]).all()  # the gap between the blocks
     frame = app.page.locator("iframe").first.element_handle().content_frame()
     frame.wait_for_selector("svg text")  # the line view
     texts = frame.locator("svg text")

@@ -30,7 +30,10 @@ def test_sinks_with_a_window_come_from_the_url_and_match_the_back_end():
     np.testing.assert_allclose(ui.weights(at), expected, atol=1e-6)
     assert (ui.weights(at)[2:, 0] > 0).all()  # the sink stays visible beyond the window
     expander = [e for e in at.expander if e.label == "The mask, rule by rule"]
-    assert expander and {"Causal", "Window", "Sinks"} <= set(ui.titles(at))
+    assert expander and "Sinks" not in ui.titles(at)  # folded: its charts are not drawn
+    at.session_state["mask_rules_open"] = True  # unfolded, as a click on it does
+    at.run()
+    assert {"Causal", "Window", "Sinks"} <= set(ui.titles(at))
 
 
 def test_packed_documents_and_chunks_and_prefix():
@@ -113,6 +116,8 @@ def test_views_that_need_the_dot_product_say_so(fields, words):
 
 def test_multi_head_decoding_reads_a_smaller_cache_with_shared_key_value_heads():
     at = ui.new_session("multihead", way="causal", mh_h="4", mh_kv="1", cache_t="2")
+    at.session_state["mh_cache_open"] = True  # the KV cache's expander unfolded
+    at.run()
     ui.assert_ok(at)
     text = ui.captions(at)
     assert "each of the 4 query heads scores the 3 cached rows of its K/V head" in text

@@ -16,7 +16,7 @@ from attnviz.core.ways import get_way
 from attnviz.drawing.translation import char_labels
 from attnviz.ui.charts import head_grid
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
-from attnviz.ui.loading import back_end
+from attnviz.ui.loading import back_end, run_builds_models
 from attnviz.ui.messages import error, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
@@ -48,6 +48,7 @@ SIZES = (  # (slot, label, least, most); defaults: the tutorial's sizes
 def _run_decoder_cached(sizes: tuple[int, ...], seed: int):
     batch, t, s, vocab, h, d_model, d_ff, n = sizes
     decoder = back_end("attnviz.transformer.decoder")
+    run_builds_models()  # a new decoder: the run's end frees what it compiled
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, vocab, size=(batch, t))  # (B, T) target token ids
     memory = rng.random((batch, s, d_model))  # (B, S, D) stand-in encoder output, as in the seed
@@ -161,7 +162,8 @@ def _which_attention(column) -> str:
 
 def _layer_heads(weights, mask, rows, cols, layer: int) -> None:
     """One decoder layer's heads `(H, T, ·)` with their `mask (T, ·)`."""
-    head_grid(weights, mask, rows, cols, f"Layer {layer} · head {{head}}", "dec-head")
+    head_grid(weights, mask, rows, cols, f"Layer {layer}, every head: queries down, keys across",
+              "dec-head")  # fmt: skip
 
 
 def draw() -> None:
@@ -187,6 +189,5 @@ MODE = Mode(
     draw=draw,
     url_texts=TASK_TEXTS,
     old_names=("Decoder",),
-    builds_models=True,
     warm_up=warm_up,
 )

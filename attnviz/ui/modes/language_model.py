@@ -248,7 +248,6 @@ MODE = Mode(
     "heads off, and generate token by token with the KV cache.",
     draw=draw,
     url_texts=TASK_TEXTS,
-    builds_models=True,
     prepare=prepare,
     warm_up=warm_up,
 )

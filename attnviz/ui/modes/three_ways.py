@@ -15,7 +15,7 @@ from attnviz.drawing.translation import char_labels
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
 from attnviz.ui.cache_view import heads_cache_view
-from attnviz.ui.charts import chart, head_grid, line_view, made_from_tokens
+from attnviz.ui.charts import chart, folded, head_grid, line_view, made_from_tokens
 from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
@@ -38,6 +38,8 @@ HEADS = slot("mh_h", 4, url=True)  # H of the random-weights block
 KV_HEADS = slot("mh_kv", 4, url=True)  # G key/value heads the H query heads share
 LAYER = slot("mh_layer", 0, url=True)  # the trained Transformer's layer shown
 HEAD = slot("mh_head", 0, url=True)  # the enlarged head
+MADE_OPEN = slot("mh_made_open", False)  # "How head h's Q, K and V are made" is open
+CACHE_OPEN = slot("mh_cache_open", False)  # "Decoding token by token with a KV cache" is open
 SIDES = {  # a side of the Transformer -> its sentences and their first text
     "source": (SOURCE, "Le chat est assis sur le tapis .\nIl dort ."),
     "target": (TARGET, "The cat sits on the mat .\nIt sleeps ."),
@@ -121,8 +123,10 @@ def _random_way(way: str, settings) -> None:
     made_from = {"Q": sides[chosen.queries_from], "K": sides[chosen.keys_from]}
     heads_view(result, b, rows, cols, made_from)
     if chosen.causal:  # a decoder's self-attention: decoding reads and fills a KV cache
-        with st.expander("Decoding token by token with a KV cache"):
-            heads_cache_view(result, b, rows)
+        box = folded("Decoding token by token with a KV cache", CACHE_OPEN.key)
+        if box is not None:
+            with box:
+                heads_cache_view(result, b, rows)
 
 
 def _way_settings(settings) -> dict:
@@ -150,6 +154,10 @@ def _trained_way(task: str, way: str) -> None:
     heads_view(trace.results[(way, min(layer, layers - 1))], 0, rows, cols)
 
 
+ACROSS = ": queries down, keys across"
+HEADS_TITLE = f"Every head{ACROSS}"
+
+
 def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> None:
     """Every head of one multi-head result's item `b`, one enlarged, the average, W_O; with
     `made_from` ("Q": the queries' `EncodedSentences`, "K": the keys and values'), how the
@@ -165,11 +173,11 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
     st.subheader("Every head's weights")
     g = result.num_kv_heads or h
     if g == h:
-        head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}", "head")
+        head_grid(result.weights[b], result.mask[b], rows, cols, HEADS_TITLE, "head")
     for group in range(g if g < h else 0):  # heads drawn by the key/value head they share
         shared = [q for q in range(h) if int(result.kv_head_of[q]) == group]
         st.markdown(f"**K/V head {group}**, shared by query heads {', '.join(map(str, shared))}")
-        head_grid(result.weights[b], result.mask[b], rows, cols, "Head {head}",
+        head_grid(result.weights[b], result.mask[b], rows, cols, f"Its query heads{ACROSS}",
                   f"head-g{group}", heads=shared)  # fmt: skip
     head = int(st.selectbox("Enlarge head", range(h), **HEAD.widget()) or 0)
     left, right = st.columns([3, 2])
@@ -235,7 +243,10 @@ def prepare(weights: str, way: str, heads: int | None = None) -> None:
 
 def _head_made_from(result, b: int, head: int, made_from: dict) -> None:
     """How head `head`'s Q, K and V are made: the tokens' X times its slices of W_Q, W_K, W_V."""
-    with st.expander(f"How head {head}'s Q, K and V are made from the tokens"):
+    box = folded("How the enlarged head's Q, K and V are made from the tokens", MADE_OPEN.key)
+    if box is None:
+        return
+    with box:
         st.caption(
             "Each head has its own W_Q, W_K and W_V (here d_model × Dk, drawn from the seed): "
             "the same inputs X, projected differently, so each head can look for something "
@@ -295,6 +306,5 @@ MODE = Mode(
     draw=draw,
     url_texts=(SOURCE, TARGET, *TASK_TEXTS),
     old_names=("Multi-head",),
-    builds_models=True,
     prepare=prepare,
 )
