@@ -149,27 +149,24 @@ def inspection_view(
 
 
 def _layer_titles(titles: Sequence[Any] | None, n_layers: int) -> list[str]:
-    """One escaped title per layer."""
-    if titles is None:
-        return [f"layer {layer}" for layer in range(n_layers)]
-    if isinstance(titles, str) or not hasattr(titles, "__len__") or len(titles) != n_layers:
-        raise ValueError(
-            f"`titles` must list one title per layer: {n_layers} titles. "
-            f"Received: {describe(titles)}."
-        )
-    return [_escape(text) for text in titles]
+    """One escaped title per layer (default "layer 0", "layer 1", …)."""
+    return _names(titles, n_layers, "titles", "title", "layer")
 
 
 def _head_names(names: Sequence[Any] | None, n_heads: int) -> list[str]:
-    """One escaped name per head (grid column)."""
-    if names is None:
-        return [f"head {head}" for head in range(n_heads)]
-    if isinstance(names, str) or not hasattr(names, "__len__") or len(names) != n_heads:
+    """One escaped name per head, a grid column (default "head 0", "head 1", …)."""
+    return _names(names, n_heads, "head_names", "name", "head")
+
+
+def _names(given: Sequence[Any] | None, n: int, arg: str, noun: str, what: str) -> list[str]:
+    """`given` escaped, one per `what` (n of them), or f"{what} 0", f"{what} 1", …"""
+    if given is None:
+        return [f"{what} {i}" for i in range(n)]
+    if isinstance(given, str) or not hasattr(given, "__len__") or len(given) != n:
         raise ValueError(
-            f"`head_names` must list one name per head: {n_heads} names. "
-            f"Received: {describe(names)}."
+            f"`{arg}` must list one {noun} per {what}: {n} {noun}s. Received: {describe(given)}."
         )
-    return [_escape(name) for name in names]
+    return [_escape(text) for text in given]
 
 
 def _blocked_stack(blocked: Any, shape: tuple[int, ...]) -> np.ndarray:
