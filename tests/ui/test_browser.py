@@ -261,6 +261,18 @@ def test_multihead_grid_and_line_view_hover(app: App):
     assert app.dialogs == [] and app.errors == []
 
 
+def test_a_folded_expander_draws_its_charts_when_opened(app: App):
+    """How the enlarged head's Q, K and V are made: nothing drawn while folded (its nine charts
+    cost every run), drawn when a person opens it, kept open for another head."""
+    app.open(f"{app.url}/multihead?mh_h=2", charts=4)
+    app.wait_for_chart(HEADS_TITLE)
+    assert "W_Q (d_model × 8)" not in app.chart_titles()
+    app.page.get_by_text("How the enlarged head's Q, K and V are made from the tokens").click()
+    titles = app.wait_for_chart("W_Q (d_model × 8)")
+    assert {"Q = X · W_Q", "K = X · W_K", "V = X · W_V"} <= set(titles)
+    assert app.dialogs == [] and app.errors == []
+
+
 def test_zoom_keeps_the_token_labels_on_their_cells(app: App):
     app.open()
     app.open_page("Sentences")
