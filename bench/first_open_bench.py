@@ -38,7 +38,7 @@ from typing import Any
 
 from attnviz.ui.warmup import FINISHED as WARMED_UP  # the server's log line after its warm-up
 from bench.floor_charts import LINK
-from bench.pages import IDLE, VIEWPORT, RunWatcher, launch_browser, stamp_runs
+from bench.pages import IDLE, VIEWPORT, RunWatcher, launch_browser, settle, stamp_runs
 from bench.report import Figure, failed, progress
 from deploy import servers
 
@@ -241,8 +241,7 @@ async def walk_in_app(context: Any, server: servers.Server, floor: servers.Serve
             visits.setdefault(IN_APP_KEY + step.label, []).append(seen)
             runs = floor_watcher.finished
             await floor_page.goto(f"{floor.url}/start?next={','.join(seen.spec) or '1.1.1'}")
-            await floor_watcher.wait_for(runs + 1, TIMEOUT_S)
-            await floor_page.wait_for_function(IDLE, timeout=TIMEOUT_S * 1000)
+            await settle(floor_page, floor_watcher, runs + 1, TIMEOUT_S)
             floors.setdefault(IN_APP_KEY + step.label, []).append(
                 await _click(floor_page, floor_watcher, "link", LINK, f"floor: {step.label}")
             )

@@ -13,6 +13,7 @@ from attnviz.drawing.model_view import model_view
 from attnviz.ui.presenter import enlarged
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+ACROSS = ": queries down, keys across"  # how a head grid's cells read, ending its titles
 HEAD_GRID_PX = 760  # px the heads of one grid share: four heads get a thumbnail's 180 px
 
 
@@ -59,9 +60,9 @@ def head_grid(
     heads: list[int] | None = None,
 ) -> None:
     """Every head's `(H, T, S)` weights (or those of `heads`) side by side in one chart titled
-    `title`, on one shared colour scale; `mask (T, S)` True = allowed. One chart, not one
-    per head: a browser draws each chart's axes, colour bar and layout anew, which made a page
-    of thumbnails the slowest to open."""
+    `title` (ending in `ACROSS`: the cells have no axis labels), on one shared colour scale;
+    `mask (T, S)` True = allowed. One chart, not one per head: a browser draws each chart's
+    axes, colour bar and layout anew, which made a page of thumbnails the slowest to open."""
     heads = list(range(weights.shape[0])) if heads is None else heads
     chosen = weights[heads]  # (H', T, S)
     st.caption(
@@ -78,7 +79,7 @@ def head_grid(
             blocked=(~mask & (chosen == 0))[None],  # (1, H', T, S): one layer
             head_names=[f"head {head}" for head in heads],
             grid_width=HEAD_GRID_PX,
-        ),  # fmt: skip
+        ),
         name=key,
         key=key,
     )

@@ -25,6 +25,8 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attnviz.inputs.presets import shipped_presets
+from attnviz.ui.modes import decoder_stack, three_ways
+from attnviz.ui.sidebar import SEED
 
 NUMPY_LAB = {  # attnviz/inputs/preset_files/01_numpy_lab.json, the app's first-visit matrices
     "q": [[1, 0, 0], [0, 1, 0]],
@@ -829,16 +831,16 @@ def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypa
     assert keras.utils.clear_session is not loading._clear_session_after_run  # public API kept
     at.toggle(key="causal").set_value(True).run()  # matrices: no models, the cache stays
     ui.open_mode(at, "Multi-head")  # attention of random heads: no model either
-    at.session_state["mh_weights"] = "Trained on dates"  # a cached shipped model runs
+    at.session_state[three_ways.WEIGHTS.key] = "Trained on dates"  # a cached shipped model runs
     at.run()
     ui.assert_ok(at)
     assert cleared == []
     ui.open_mode(at, "Decoder")  # its default decoder: built here unless an earlier test did
     before = len(cleared)
-    at.number_input(key="seed").set_value(4242).run()  # a seed no test uses: a new decoder
+    at.number_input(key=SEED.key).set_value(4242).run()  # a seed no test uses: a new decoder
     ui.assert_ok(at)
     assert cleared[before:] == [{"free_memory": True}]  # Keras's clear runs after that run
-    at.radio(key="dec_which").set_value("cross").run()  # the same decoder, from the cache
+    at.radio(key=decoder_stack.WHICH.key).set_value("cross").run()  # the same decoder, cached
     assert len(cleared) == before + 1
 
 
@@ -884,10 +886,10 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
     at = ui.new_session("multihead", way="bidirectional", mh_head="2")
     ui.assert_ok(at)
     assert "W_Q (d_model × 4)" not in ui.titles(at)  # folded: its nine charts are not drawn
-    at.session_state["mh_made_open"] = True  # unfolded, as a click on it does
+    at.session_state[three_ways.MADE_OPEN.key] = True  # unfolded, as a click on it does
     at.run()
     ui.assert_ok(at)
-    at.selectbox(key="mh_head").set_value(2).run()  # it stays open for another head
+    at.selectbox(key=three_ways.HEAD.key).set_value(2).run()  # it stays open for another head
     enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=0)
     result = compute_way("bidirectional", enc.inputs, None, num_heads=4,
                          source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip

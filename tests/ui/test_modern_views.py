@@ -9,6 +9,8 @@ import pytest
 
 from attnviz.core.attention import compute_attention
 from attnviz.inputs.parsing import parse_matrix_text
+from attnviz.ui import results
+from attnviz.ui.modes import three_ways
 
 TEXTS = {  # 6 tokens, 4 features: self-attention, so the KV cache view applies
     "q_text": "1 0 1 0\n0 1 0 1\n1 1 0 0\n0 0 1 1\n1 0 0 1\n0 1 1 0",
@@ -31,7 +33,7 @@ def test_sinks_with_a_window_come_from_the_url_and_match_the_back_end():
     assert (ui.weights(at)[2:, 0] > 0).all()  # the sink stays visible beyond the window
     expander = [e for e in at.expander if e.label == "The mask, rule by rule"]
     assert expander and "Sinks" not in ui.titles(at)  # folded: its charts are not drawn
-    at.session_state["mask_rules_open"] = True  # unfolded, as a click on it does
+    at.session_state[results.RULES_OPEN.key] = True  # unfolded, as a click on it does
     at.run()
     assert {"Causal", "Window", "Sinks"} <= set(ui.titles(at))
 
@@ -116,7 +118,7 @@ def test_views_that_need_the_dot_product_say_so(fields, words):
 
 def test_multi_head_decoding_reads_a_smaller_cache_with_shared_key_value_heads():
     at = ui.new_session("multihead", way="causal", mh_h="4", mh_kv="1", cache_t="2")
-    at.session_state["mh_cache_open"] = True  # the KV cache's expander unfolded
+    at.session_state[three_ways.CACHE_OPEN.key] = True  # the KV cache's expander unfolded
     at.run()
     ui.assert_ok(at)
     text = ui.captions(at)

@@ -14,7 +14,7 @@ import streamlit as st
 from attnviz.core import limits
 from attnviz.core.ways import get_way
 from attnviz.drawing.translation import char_labels
-from attnviz.ui.charts import head_grid
+from attnviz.ui.charts import ACROSS, head_grid
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.loading import back_end, run_builds_models
 from attnviz.ui.messages import error, shown
@@ -162,8 +162,7 @@ def _which_attention(column) -> str:
 
 def _layer_heads(weights, mask, rows, cols, layer: int) -> None:
     """One decoder layer's heads `(H, T, ·)` with their `mask (T, ·)`."""
-    head_grid(weights, mask, rows, cols, f"Layer {layer}, every head: queries down, keys across",
-              "dec-head")  # fmt: skip
+    head_grid(weights, mask, rows, cols, f"Layer {layer}, every head{ACROSS}", "dec-head")
 
 
 def draw() -> None:

@@ -15,7 +15,7 @@ from attnviz.drawing.translation import char_labels
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
 from attnviz.ui.cache_view import heads_cache_view
-from attnviz.ui.charts import chart, folded, head_grid, line_view, made_from_tokens
+from attnviz.ui.charts import ACROSS, chart, folded, head_grid, line_view, made_from_tokens
 from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
@@ -40,6 +40,7 @@ LAYER = slot("mh_layer", 0, url=True)  # the trained Transformer's layer shown
 HEAD = slot("mh_head", 0, url=True)  # the enlarged head
 MADE_OPEN = slot("mh_made_open", False)  # "How head h's Q, K and V are made" is open
 CACHE_OPEN = slot("mh_cache_open", False)  # "Decoding token by token with a KV cache" is open
+HEADS_TITLE = f"Every head{ACROSS}"  # the grid of every head
 SIDES = {  # a side of the Transformer -> its sentences and their first text
     "source": (SOURCE, "Le chat est assis sur le tapis .\nIl dort ."),
     "target": (TARGET, "The cat sits on the mat .\nIt sleeps ."),
@@ -152,10 +153,6 @@ def _trained_way(task: str, way: str) -> None:
     layer = int(st.selectbox("Layer", range(layers), **LAYER.widget()) or 0)
     rows, cols = (char_labels(labels) for labels in trace.labels(way))
     heads_view(trace.results[(way, min(layer, layers - 1))], 0, rows, cols)
-
-
-ACROSS = ": queries down, keys across"
-HEADS_TITLE = f"Every head{ACROSS}"
 
 
 def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> None:
