@@ -53,7 +53,7 @@ SHOTS = {  # file name (without .png): the shot
     "positions": Shot(
         "matrices?view=Positions&position=RoPE+%28rotary%29&source=Random"
         "&r_t=12&r_s=12&r_dk=8&r_dv=8",
-        1700,
+        2050,
         WIDER,
         tab="Positions",
     ),

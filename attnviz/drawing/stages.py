@@ -67,23 +67,30 @@ POSITION_TEXT = {  # the position scheme's stages: (caption, TeX)
 }  # fmt: skip
 
 
+ROTATED = ("rotated query", "rotated key")  # RoPE's stages, drawn in the Positions view
+
+
 def ordered_stages(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:
     """Every stage's figure in the order of the computation, the position scheme's included:
     RoPE's rotated Q and K first, ALiBi's bias after the scaled scores."""
-    rotated, scores, bias, rest = grouped_stages(view, fit_scale)
-    return rotated | scores | bias | rest
+    scores, bias, rest = score_groups(view, fit_scale)
+    return rotated_figures(view) | scores | bias | rest
 
 
-def grouped_stages(
+def rotated_figures(view: SequenceView) -> dict[str, object]:
+    """RoPE's rotated Q and K (none without RoPE)."""
+    return {n: f for n, f in position_figures(view).items() if n in ROTATED}
+
+
+def score_groups(
     view: SequenceView, fit_scale: bool = False
-) -> tuple[dict[str, object], dict[str, object], dict[str, object], dict[str, object]]:
-    """`ordered_stages` in its four groups: RoPE's rotated Q and K, the raw and scaled scores,
-    ALiBi's bias, the rest (a scheme's groups are empty without it)."""
+) -> tuple[dict[str, object], dict[str, object], dict[str, object]]:
+    """The stages from the scores on, in three groups: the raw and scaled scores, ALiBi's bias
+    (empty without ALiBi), the rest."""
     position, stages = position_figures(view), stage_figures(view, fit_scale)
-    rotated = {n: position[n] for n in ("rotated query", "rotated key") if n in position}
     scores = {n: stages[n] for n in ("raw scores", "scaled scores")}
     bias = {n: position[n] for n in ("position bias",) if n in position}
-    return rotated, scores, bias, {n: f for n, f in stages.items() if n not in scores}
+    return scores, bias, {n: f for n, f in stages.items() if n not in scores}
 
 
 def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:

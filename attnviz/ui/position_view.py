@@ -1,13 +1,14 @@
-"""The explorer's "Positions" view: what the position scheme alone does. Every token is made the
-same, so the scores show the pure position pattern (RoPE: constant along each diagonal, a
-function of i − j; ALiBi: each head's penalty). Wiring and drawing only."""
+"""The explorer's "Positions" view: what the position scheme does. Under RoPE, first the Q and K
+it rotated (the scores are computed from them). Then every token is made the same, so the scores
+show the pure position pattern (RoPE: constant along each diagonal, a function of i − j; ALiBi:
+each head's penalty). Wiring and drawing only."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from attnviz.drawing.positions import offset_lines, probe_heatmap
-from attnviz.drawing.stages import SequenceView
+from attnviz.drawing.stages import SequenceView, rotated_figures
 from attnviz.inputs.probe import position_probe
 from attnviz.ui.charts import chart
 from attnviz.ui.messages import shown
@@ -23,6 +24,8 @@ def position_view(view: SequenceView) -> None:
             icon=":material/info:",
         )
         return
+    if s.position == "rope":
+        _rotated(view)
     t, d = view.result.weights.shape[0], view.query.shape[1]
     heads = s.alibi_heads if s.position == "alibi" else 1
     probe = shown(lambda: position_probe(t, d, s.position, num_heads=heads,
@@ -42,3 +45,15 @@ def position_view(view: SequenceView) -> None:
     with right:
         if probe.relative:
             chart(offset_lines(probe), "probe-offsets")
+
+
+def _rotated(view: SequenceView) -> None:
+    """This page's Q and K after RoPE's rotation, side by side."""
+    st.caption(
+        "Your Q and K after RoPE turned each pair of features (p, p + D/2) by an angle that "
+        "grows with the token's position: the scores in the Heatmaps tab are computed from "
+        "these."
+    )
+    for column, (name, fig) in zip(st.columns(2), rotated_figures(view).items(), strict=True):
+        with column:
+            chart(fig, name.replace(" ", "-"))

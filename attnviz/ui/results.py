@@ -18,7 +18,7 @@ from attnviz.core.settings import AttentionSettings
 from attnviz.core.stats import FULLY_MASKED_WHY, row_stats
 from attnviz.drawing import figures
 from attnviz.drawing.export import matrix_to_csv, result_to_json
-from attnviz.drawing.stages import SequenceView, grouped_stages
+from attnviz.drawing.stages import SequenceView, score_groups
 from attnviz.inputs.attend import Attended, attend
 from attnviz.inputs.problem import Problem
 from attnviz.ui.cache_view import cache_view
@@ -159,17 +159,22 @@ def heatmaps_view(view: SequenceView) -> None:
         help="On a 0 to 1 scale, the weights of a long row (each about 1/S) all look dark.",
         **FIT_WEIGHTS.widget(),
     )
-    groups = grouped_stages(view, fit_scale=fit)  # all of them: the layout stays as controls change
+    groups = score_groups(view, fit_scale=fit)  # all of them: the layout stays as controls change
     notes = []
+    if view.result.rotated_query is not None:
+        notes.append(
+            "RoPE is on: the scores are computed from Q and K rotated by position "
+            "(the Positions tab shows them)."
+        )
     if not view.result.settings.scale:
         notes.append("Scaling is off: the scaled scores equal the raw scores.")
     if view.result.mask.all():
         notes.append("No mask is active: every query may attend every key.")
     st.caption(" ".join(notes) or "Each stage of softmax(score(Q, K)/√Dk + M)·V, in order.")
     per_row = 1 if presenting() else 2
-    # RoPE's rotated Q and K, the scores, ALiBi's bias, the rest: each group in a place of its
-    # own, kept (empty) when the scheme has no such stage, so that switching the scheme adds or
-    # removes its charts without moving the others (moved charts are drawn again from scratch)
+    # The scores, ALiBi's bias, the rest: each group in a place of its own, kept (empty) when
+    # the scheme has no such stage, so that switching the scheme adds or removes its chart
+    # without moving the others (moved charts are drawn again from scratch)
     for figs in groups:
         with st.container():
             _chart_rows(figs, per_row)

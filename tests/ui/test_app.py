@@ -184,7 +184,7 @@ def _check_masking_pitfall(at):
 
 def _same_as_the_back_end(at, name):
     """The page's weights are compute_attention's with the preset's own settings (the presets'
-    claims are checked in tests/inputs/test_presets.py)."""
+    claims are checked in tests/inputs/test_presets.py); returns that result."""
     from attnviz.core.attention import compute_attention
     from attnviz.inputs.parsing import parse_matrix_text
     from attnviz.inputs.presets import random_qkv
@@ -194,8 +194,9 @@ def _same_as_the_back_end(at, name):
         q, k, v = random_qkv(preset.random)
     else:
         q, k, v = (parse_matrix_text(t) for t in (preset.query, preset.key, preset.value))
-    expected = compute_attention(q, k, v, **preset.settings).weights
-    np.testing.assert_allclose(ui.weights(at), expected, atol=1e-6)
+    expected = compute_attention(q, k, v, **preset.settings)
+    np.testing.assert_allclose(ui.weights(at), expected.weights, atol=1e-6)
+    return expected
 
 
 def _check_attention_sinks(at):
@@ -224,8 +225,11 @@ def _check_chunked_attention(at):
 
 def _check_rope_probe(at):
     assert at.radio(key="position").value == "rope"
-    _same_as_the_back_end(at, "11_rope_probe")
-    assert "Rotated Q" in " ".join(ui.titles(at))  # the rotation is a stage of its own
+    expected = _same_as_the_back_end(at, "11_rope_probe")
+    assert "RoPE is on" in " ".join(c.value for c in at.caption)
+    ui.open_view(at, "Positions")  # the rotation is a stage of its own, beside the probe
+    np.testing.assert_allclose(ui.values(at, "Rotated Q"), expected.rotated_query, atol=1e-5)
+    np.testing.assert_allclose(ui.values(at, "Rotated K"), expected.rotated_key, atol=1e-5)
 
 
 def _check_alibi(at):

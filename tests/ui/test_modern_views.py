@@ -62,9 +62,11 @@ def test_rope_rotates_q_and_k_and_the_positions_view_shows_the_pattern():
     at = _open(position="RoPE (rotary)", rope_theta="100")
     assert at.radio(key="position").value == "rope"
     expected = compute_attention(Q, K, V, position="rope", rope_theta=100.0)
-    np.testing.assert_allclose(ui.values(at, "Rotated Q"), expected.rotated_query, atol=1e-5)
     np.testing.assert_allclose(ui.weights(at), expected.weights, atol=1e-6)
+    assert not any(t.startswith("Rotated") for t in ui.titles(at))  # they are under Positions
     ui.open_view(at, "Positions")
+    np.testing.assert_allclose(ui.values(at, "Rotated Q"), expected.rotated_query, atol=1e-5)
+    np.testing.assert_allclose(ui.values(at, "Rotated K"), expected.rotated_key, atol=1e-5)
     probe = ui.values(at, "RoPE alone")
     for offset in range(-5, 6):
         assert np.ptp(np.diagonal(probe, offset)) < 1e-5  # constant along every diagonal
