@@ -3,18 +3,23 @@
 Nothing a mode imports at its top loads TensorFlow: the sidebar, the inputs and the controls are
 drawn first, and only then does a mode call `back_end()` and import what computes (the import
 the server started at launch, `warmup.warm_up`, is usually done by then; if not, the page says
-what it waits for). Also here: what Streamlit's `keras.backend.clear_session()` after every
-script run becomes (`_clear_session_after_run`).
+what it waits for), and the browser loads the charts' code meanwhile (`load_chart_code`). Also
+here: the count of script runs in progress, which the warm-up lets go first (`page_run`), and
+what Streamlit's `keras.backend.clear_session()` after every script run becomes
+(`_clear_session_after_run`).
 """
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 
 import streamlit as st
@@ -25,6 +30,37 @@ _RUN = threading.local()  # what this script run (one thread per run) drew
 _KERAS_CLEAR_SESSION = []  # Keras's own clear_session, once TensorFlow is loaded
 _BEFORE_BACK_END: list[Callable[[], None]] = []  # called when a page first needs the back end
 _KERAS_BUSY: list[Callable[[], bool]] = []  # True while another thread builds Keras models
+_RUNS_IN_PROGRESS = [0]  # script runs drawing a page now, in any session
+_RUNS_LOCK = threading.Lock()
+CHART_CODE_KEY = "chart-code"  # the hidden container of `load_chart_code`'s script
+_HIDDEN = f".st-key-{CHART_CODE_KEY}, :has(> .st-key-{CHART_CODE_KEY})"  # it and its wrapper
+# Streamlit's page loads its chart code (plotly.js, ~4 MB) when the first chart arrives; this
+# script, our own constant text, loads the same module as soon as the page is drawn. {chunk}
+# is the module's file name in the installed Streamlit, next to the page's own index.*.js.
+_CHART_CODE_SCRIPT = """<script>
+(() => {{
+  const index = document.querySelector('script[src*="/static/js/index."]');
+  if (index) import(new URL('{chunk}', index.src).href).catch(() => {{}});
+}})();
+</script>"""
+
+
+@contextmanager
+def page_run() -> Iterator[None]:
+    """Count this script run among the runs in progress until it ends, however it ends (a
+    rerun or a stop raises through here)."""
+    with _RUNS_LOCK:
+        _RUNS_IN_PROGRESS[0] += 1
+    try:
+        yield
+    finally:
+        with _RUNS_LOCK:
+            _RUNS_IN_PROGRESS[0] -= 1
+
+
+def runs_in_progress() -> int:
+    """How many script runs, in all sessions, are drawing a page now."""
+    return _RUNS_IN_PROGRESS[0]
 
 
 def on_back_end(hook: Callable[[], None]) -> None:
@@ -42,6 +78,7 @@ def keras_busy_while(busy: Callable[[], bool]) -> None:
 def back_end(module: str) -> ModuleType:
     """The module `module` (it imports TensorFlow), imported on first use. Until the import
     of TensorFlow that the server started at launch has finished, it waits and says so."""
+    load_chart_code()  # the controls are drawn: the browser may fetch the charts' code now
     if "tensorflow" not in sys.modules:  # the import holds Python's GIL for seconds: first let
         time.sleep(FLUSH_S)  # the server send what is drawn, or the browser shows it only after
     for hook in _BEFORE_BACK_END:  # everything above the results is drawn: TensorFlow's turn
@@ -54,6 +91,29 @@ def back_end(module: str) -> ModuleType:
     _freeze_import_garbage()
     _keep_tensorflow_kernels()
     return loaded
+
+
+def load_chart_code() -> None:
+    """Have the browser load Streamlit's chart module now, not when the first chart arrives:
+    on a page's first open its ~4 MB download and compile then overlap the server's work
+    (a cold start's TensorFlow import, a model's first run) instead of following it. Called
+    once a page's controls are drawn (`loading.back_end`), so they are shown first; drawn in
+    a hidden container on every run (the script runs once, when the page first shows it)."""
+    chunk = _chart_chunk()
+    if chunk is None:  # another Streamlit build: its charts load their code as usual
+        return
+    with st.container(key=CHART_CODE_KEY):
+        st.html(_CHART_CODE_SCRIPT.format(chunk=chunk), unsafe_allow_javascript=True)
+    st.html(f"<style>{_HIDDEN} {{display: none}}</style>")  # no space, not even a gap
+
+
+@functools.cache
+def _chart_chunk() -> str | None:
+    """The file name of the installed Streamlit's plotly chart module, or None if not exactly
+    one is found."""
+    folder = Path(st.__file__).parent / "static" / "static" / "js"
+    found = sorted(folder.glob("PlotlyChart.*.js"))
+    return found[0].name if len(found) == 1 else None
 
 
 def run_builds_models(builds: bool = True) -> None:

@@ -17,7 +17,7 @@ import streamlit as st
 from attnviz.lessons import LESSONS, Lesson
 from attnviz.ui import lesson as lesson_page
 from attnviz.ui import navigation
-from attnviz.ui.loading import run_builds_models
+from attnviz.ui.loading import page_run, run_builds_models
 from attnviz.ui.messages import error
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import MODES, MODES_BY_NAME, find_mode
@@ -158,4 +158,5 @@ def main() -> None:
     _follow_links(pages, current)
     if upgraded:
         st.rerun()  # the widgets read the link as the run began: this page again, upgraded
-    current.run()
+    with page_run():  # the server's warm-up lets it go first (`warmup.after_page_runs`)
+        current.run()

@@ -18,6 +18,7 @@ PAGE_DRAWN = threading.Event()  # set once a session has drawn its inputs and co
 WARMING = threading.Event()  # set while the warm-up runs (it builds Keras models)
 PAGE_WAIT_S = 10.0  # most time the TensorFlow import waits for a first page to be drawn (a
 # first visitor's browser may take 2-3 s after launch to load the app's scripts and connect)
+YIELD_S = 5.0  # most seconds a warm-up step waits for the pages' runs in progress to end
 FINISHED = "attnviz warm-up finished"  # the server log's line once the warm-up is done
 
 
@@ -49,8 +50,11 @@ def warm_up() -> None:
     1.8 s; with the wait 2.3–2.5 s, for a first heatmap ~0.5 s later; a first visitor's
     browser may take ~3 s after launch to connect on a slow day, hence 10 s). A session that
     arrives meanwhile waits on Python's import lock for the same import, or on the cached
-    resource the warm-up is filling, and never repeats it. Failures are logged, not raised:
-    the page's own first run would then meet them again and show its error message.
+    resource the warm-up is filling, and never repeats it. After the import, each step first
+    lets the pages' runs in progress end (`after_page_runs`): the first visitor's run, which
+    waited for TensorFlow, then computes and sends its charts without sharing the GIL with
+    the warm-up's model building. Failures are logged, not raised: the page's own first run
+    would then meet them again and show its error message.
     """
     PAGE_DRAWN.wait(PAGE_WAIT_S)
     WARMING.set()
@@ -58,8 +62,11 @@ def warm_up() -> None:
     timings = []
     try:
         with _quiet_cache_warnings():
-            steps = [("streamlit", _first_element), ("attention", _attention_graphs)]
+            steps = [("streamlit", _first_element), ("tensorflow", _import_tensorflow),
+                     ("attention", _attention_graphs)]  # fmt: skip
             for name, step in [*steps, *_page_steps()]:
+                if name not in ("streamlit", "tensorflow"):
+                    after_page_runs()
                 begun = time.perf_counter()
                 try:
                     step()
@@ -102,9 +109,22 @@ def _first_element() -> None:
     st.empty()
 
 
+def after_page_runs(limit_s: float = YIELD_S) -> None:
+    """Wait until no page's script run is in progress, or `limit_s` seconds (a busy server is
+    still warmed up, step by step)."""
+    deadline = time.monotonic() + limit_s
+    while loading.runs_in_progress() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def _import_tensorflow() -> None:
+    """Import TensorFlow and Keras with what computes attention."""
+    import attnviz.core.attention  # noqa: F401 - the import is the step
+
+
 def _attention_graphs() -> None:
-    """Import TensorFlow and trace `compute_attention`'s compiled graph for every scaling, mask
-    and masked value the pages offer (one trace each serves any size)."""
+    """Trace `compute_attention`'s compiled graph for every scaling, mask and masked value the
+    pages offer (one trace each serves any size)."""
     import numpy as np
 
     from attnviz.core.attention import compute_attention

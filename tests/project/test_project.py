@@ -2,6 +2,7 @@
 
 import re
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,56 @@ def test_readme_example_of_the_language_model_runs():
         [sys.executable, "-c", code + checks], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr
+
+
+def test_warm_up_lets_the_pages_runs_go_first_after_the_import(monkeypatch):
+    from attnviz.ui import warmup
+
+    order = []
+    monkeypatch.setattr(warmup.PAGE_DRAWN, "wait", lambda timeout=None: True)
+    monkeypatch.setattr(warmup, "after_page_runs", lambda: order.append("yield"))
+    for step in ("_first_element", "_import_tensorflow", "_attention_graphs"):
+        monkeypatch.setattr(warmup, step, partial(order.append, step))
+    pages = [("learn", partial(order.append, "learn")), ("lm", partial(order.append, "lm"))]
+    monkeypatch.setattr(warmup, "_page_steps", lambda: pages)
+    warmup.warm_up()
+    assert order == ["_first_element", "_import_tensorflow", "yield", "_attention_graphs",
+                     "yield", "learn", "yield", "lm"]  # fmt: skip
+
+
+def test_after_page_runs_waits_until_the_runs_in_progress_end():
+    from attnviz.ui import loading, warmup
+
+    assert loading.runs_in_progress() == 0
+    warmup.after_page_runs()  # none in progress: returns at once
+    drawing, finish, waited = threading.Event(), threading.Event(), threading.Event()
+
+    def page() -> None:
+        with loading.page_run():
+            drawing.set()
+            finish.wait(60)
+
+    def warm_up_step() -> None:
+        warmup.after_page_runs(limit_s=600.0)
+        waited.set()
+
+    run = threading.Thread(target=page)
+    run.start()
+    assert drawing.wait(30) and loading.runs_in_progress() == 1
+    step = threading.Thread(target=warm_up_step)
+    step.start()
+    assert not waited.wait(0.5)  # the page's run is still in progress
+    finish.set()
+    assert waited.wait(30)  # ...and the step goes on as soon as it ends
+    run.join(30)
+    step.join(30)
+    assert loading.runs_in_progress() == 0
+
+
+def test_a_page_run_is_counted_until_it_ends_however_it_ends():
+    from attnviz.ui import loading
+
+    with pytest.raises(RuntimeError), loading.page_run():
+        assert loading.runs_in_progress() == 1
+        raise RuntimeError("a rerun or a stop raises through the page's run")
+    assert loading.runs_in_progress() == 0

@@ -15,6 +15,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+from pathlib import Path
 
 import app_support as ui
 import numpy as np
@@ -96,6 +98,22 @@ def _entropy_bits(row: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------------------- first load
+
+
+def test_the_page_loads_the_chart_code_in_a_hidden_container(fresh):
+    import streamlit as st
+
+    from attnviz.ui import loading
+
+    html = [e.proto.body for e in fresh.get("html")]
+    script = [body for body in html if "<script>" in body]
+    assert len(script) == 1 and all(
+        e.proto.unsafe_allow_javascript for e in fresh.get("html") if "<script>" in e.proto.body
+    )
+    chunk = re.search(r"'(PlotlyChart\.[\w-]+\.js)'", script[0]).group(1)
+    assert (Path(st.__file__).parent / "static" / "static" / "js" / chunk).is_file()
+    hidden = f".st-key-{loading.CHART_CODE_KEY}, :has(> .st-key-{loading.CHART_CODE_KEY})"
+    assert f"<style>{hidden} {{display: none}}</style>" in html  # it and its wrapper: no gap
 
 
 def test_first_load_draws_the_numpy_lab(fresh):

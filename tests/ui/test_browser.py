@@ -55,6 +55,25 @@ def test_first_load_paints_the_heatmaps(app: App):
     causal = app.switch(CAUSAL).is_checked()
     assert close(app.weights(), NUMPY_LAB_CAUSAL if causal else NUMPY_LAB)
     assert app.errors == []
+    # the chart code the page loads early (loading.load_chart_code) is the module the charts
+    # use: one download of it, not a second copy under another address
+    loaded = page.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
+    assert len([name for name in loaded if "/PlotlyChart." in name]) == 1, loaded
+
+
+def test_the_chart_code_loads_once_the_controls_are_drawn_with_no_chart_yet(open_app):
+    # Q and K of different widths: the results say why and draw no chart, yet the page asked
+    # for the results (loading.back_end), so the chart code is loading (loading.load_chart_code)
+    app = open_app()
+    app.open(f"{app.url}/matrices?q_text=1+2&k_text=1+2+3%0A4+5+6&v_text=1%0A2", charts=0)
+    assert "Dq == Dk" in app.wait_for_alerts()
+    app.wait_until(
+        "() => performance.getEntriesByType('resource').some((e) =>"
+        " e.name.includes('/PlotlyChart.') && e.responseEnd > 0)",
+        what="the chart code to be loaded",
+    )
+    assert app.page.locator(".js-plotly-plot").count() == 0
+    assert app.errors == []
 
 
 def test_first_visit_link_reopens_the_same_view(open_app):
