@@ -12,21 +12,26 @@ import does not wait for the first click.
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
 
+from attnviz.ui.server_config import WARM_UP_ENV
+
 PAGE = Path(__file__).resolve().parent / "page.py"  # the page script, found wherever installed
 
 
 @asynccontextmanager
 async def lifespan(_app: st.App):
-    """Start the warm-up (`attnviz.ui.warmup.warm_up`) in a daemon thread; nothing to stop."""
-    from attnviz.ui.warmup import warm_up  # light: imports nothing heavy itself
+    """Start the warm-up (`attnviz.ui.warmup.warm_up`) in a daemon thread, unless the
+    environment says `ATTNVIZ_WARM_UP=0`; nothing to stop."""
+    if os.environ.get(WARM_UP_ENV, "1").strip() != "0":
+        from attnviz.ui.warmup import warm_up  # light: imports nothing heavy itself
 
-    threading.Thread(target=warm_up, name="attnviz-warm-up", daemon=True).start()
+        threading.Thread(target=warm_up, name="attnviz-warm-up", daemon=True).start()
     yield
 
 

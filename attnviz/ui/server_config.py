@@ -12,6 +12,10 @@ from __future__ import annotations
 # environment, read by the "Your model" page. Only the person starting the server sets it; no
 # URL field or upload can (see `attnviz.ui.modes.your_model`).
 MODEL_ENV = "ATTNVIZ_MODEL"
+# "0" in the server's environment: no warm-up at start (`attnviz.ui.server`); each page then
+# loads what it needs on its first open. For small machines and for tests whose servers never
+# open the trained models' pages.
+WARM_UP_ENV = "ATTNVIZ_WARM_UP"
 
 SERVER_CONFIG: dict[str, dict[str, bool | int | str]] = {  # section -> option -> value
     "server": {

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 from browser_support import REQUIRE_ENV, VIEWPORT, App, close
 
+from attnviz.ui.server_config import WARM_UP_ENV
 from deploy import cluster
 
 HEADER = "x-attnviz-replica"  # deploy.nginx_config's HEADER, as Playwright spells headers
@@ -90,7 +91,9 @@ def nginx_cluster(chromium_path: str) -> Iterator[Any]:
         if os.environ.get(REQUIRE_ENV) == "1" or os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{reason} ({REQUIRE_ENV}=1 or CI: this test must run)", pytrace=False)
         pytest.skip(reason)
-    running = cluster.start(2)
+    with pytest.MonkeyPatch.context() as env:  # the replicas inherit it
+        env.setenv(WARM_UP_ENV, "0")  # their warm-ups would only compete with the browsers
+        running = cluster.start(2)
     try:
         yield running
     finally:

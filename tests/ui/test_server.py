@@ -80,3 +80,20 @@ def test_the_lifespan_starts_the_warm_up_in_a_daemon_thread(server, monkeypatch)
     (thread,) = seen
     assert thread.name == "attnviz-warm-up" and thread.daemon
     assert thread is not threading.main_thread()
+
+
+def test_no_warm_up_when_the_environment_says_so(server, monkeypatch):
+    from attnviz.ui import warmup
+
+    called = threading.Event()
+    monkeypatch.setattr(warmup, "warm_up", called.set)
+    monkeypatch.setenv(server.WARM_UP_ENV, "0")
+
+    async def serve_once() -> None:
+        async with server.lifespan(server.app):
+            pass
+
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, serve_once()).result(timeout=60)
+    assert not called.is_set()
+    assert not any(t.name == "attnviz-warm-up" for t in threading.enumerate())
