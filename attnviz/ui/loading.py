@@ -3,7 +3,7 @@
 Nothing a mode imports at its top loads TensorFlow: the sidebar, the inputs and the controls are
 drawn first, and only then does a mode call `back_end()` and import what computes (the import
 the server started at launch, `warmup.warm_up`, is usually done by then; if not, the page says
-what it waits for), and the browser loads the charts' code meanwhile (`load_chart_code`). Also
+what it waits for), while the browser loads the charts' code (`load_chart_code`). Also
 here: the count of script runs in progress, which the warm-up lets go first (`page_run`), and
 what Streamlit's `keras.backend.clear_session()` after every script run becomes
 (`_clear_session_after_run`).
@@ -35,8 +35,9 @@ _RUNS_LOCK = threading.Lock()
 CHART_CODE_KEY = "chart-code"  # the hidden container of `load_chart_code`'s script
 _HIDDEN = f".st-key-{CHART_CODE_KEY}, :has(> .st-key-{CHART_CODE_KEY})"  # it and its wrapper
 # Streamlit's page loads its chart code (plotly.js, ~4 MB) when the first chart arrives; this
-# script, our own constant text, loads the same module as soon as the page is drawn. {chunk}
-# is the module's file name in the installed Streamlit, next to the page's own index.*.js.
+# script, our own constant text, loads the same module as soon as the page's controls are
+# drawn (`back_end` draws it). {chunk} is the module's file name in the installed Streamlit,
+# next to the page's own index.*.js.
 _CHART_CODE_SCRIPT = """<script>
 (() => {{
   const index = document.querySelector('script[src*="/static/js/index."]');
@@ -75,15 +76,20 @@ def keras_busy_while(busy: Callable[[], bool]) -> None:
     _KERAS_BUSY.append(busy)
 
 
-def back_end(module: str) -> ModuleType:
+def back_end(module: str, draws: bool = True) -> ModuleType:
     """The module `module` (it imports TensorFlow), imported on first use. Until the import
-    of TensorFlow that the server started at launch has finished, it waits and says so."""
-    load_chart_code()  # the controls are drawn: the browser may fetch the charts' code now
+    of TensorFlow that the server started at launch has finished, it waits and says so; and
+    since the page's controls are drawn by now, the browser may load the charts' code
+    (`load_chart_code`). `draws=False` inside a cached function, which must draw nothing
+    (Streamlit would replay its elements elsewhere): it only waits."""
+    if draws and not getattr(_RUN, "chart_code", False):  # once a run: it has one key
+        _RUN.chart_code = True
+        load_chart_code()
     if "tensorflow" not in sys.modules:  # the import holds Python's GIL for seconds: first let
         time.sleep(FLUSH_S)  # the server send what is drawn, or the browser shows it only after
     for hook in _BEFORE_BACK_END:  # everything above the results is drawn: TensorFlow's turn
         hook()
-    if "tensorflow" in sys.modules:
+    if "tensorflow" in sys.modules or not draws:
         loaded = importlib.import_module(module)
     else:
         with st.spinner(LOADING_TEXT):
@@ -94,11 +100,11 @@ def back_end(module: str) -> ModuleType:
 
 
 def load_chart_code() -> None:
-    """Have the browser load Streamlit's chart module now, not when the first chart arrives:
+    """Have the browser load Streamlit's chart module early, not when the first chart arrives:
     on a page's first open its ~4 MB download and compile then overlap the server's work
-    (a cold start's TensorFlow import, a model's first run) instead of following it. Called
-    once a page's controls are drawn (`loading.back_end`), so they are shown first; drawn in
-    a hidden container on every run (the script runs once, when the page first shows it)."""
+    (a cold start's TensorFlow import, a model's first run) instead of following it. Drawn by
+    `back_end`, after the controls (drawn earlier, the compile delayed them by ~1 s on a cold
+    start), in a hidden container (its script runs once, when the page first shows it)."""
     chunk = _chart_chunk()
     if chunk is None:  # another Streamlit build: its charts load their code as usual
         return

@@ -61,7 +61,7 @@ def task_text(task: str) -> str:
 @st.cache_resource(max_entries=4, show_spinner="Loading the shipped Transformer…")
 def shipped_transformer(task: str) -> TransformerTranslator:
     """A shipped Transformer, loaded once per server and shared read-only by every session."""
-    return back_end("attnviz.learn.pretrained").load_transformer(task)
+    return back_end("attnviz.learn.pretrained", draws=False).load_transformer(task)
 
 
 def traced(model: TransformerTranslator, text: str) -> TransformerTrace | None:
@@ -105,7 +105,7 @@ def shipped_trace(task: str) -> TransformerTrace | None:
 @st.cache_resource(max_entries=12, show_spinner="Loading the shipped model…")
 def shipped_seq2seq(task: str, score: str):
     """A shipped GRU translator, loaded once per server and shared read-only by every session."""
-    return back_end("attnviz.learn.pretrained").load_pretrained(task, score)
+    return back_end("attnviz.learn.pretrained", draws=False).load_pretrained(task, score)
 
 
 def warm_up_shipped() -> None:

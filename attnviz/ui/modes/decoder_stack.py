@@ -47,7 +47,7 @@ SIZES = (  # (slot, label, least, most); defaults: the tutorial's sizes
 @st.cache_resource(max_entries=2, show_spinner="Building and running the decoder…")
 def _run_decoder_cached(sizes: tuple[int, ...], seed: int):
     batch, t, s, vocab, h, d_model, d_ff, n = sizes
-    decoder = back_end("attnviz.transformer.decoder")
+    decoder = back_end("attnviz.transformer.decoder", draws=False)
     run_builds_models()  # a new decoder: the run's end frees what it compiled
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, vocab, size=(batch, t))  # (B, T) target token ids

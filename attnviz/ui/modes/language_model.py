@@ -67,7 +67,7 @@ def prepare(task: str = LM_TASKS[0], source: str = "Shipped", view: str | None =
 @st.cache_resource(max_entries=2, show_spinner="Loading the shipped language model…")
 def shipped_lm(task: str) -> LanguageModel:
     """A shipped language model, loaded once per server and shared read-only by every session."""
-    return back_end("attnviz.learn.pretrained").load_lm(task)
+    return back_end("attnviz.learn.pretrained", draws=False).load_lm(task)
 
 
 def warm_up() -> None:

@@ -57,7 +57,7 @@ never takes a model file from a visitor (a model file can carry code)."""
 @st.cache_resource(max_entries=1, show_spinner="Loading your model…")
 def chosen_model(source: str) -> UserModel:
     """The chosen model, loaded once per server and shared read-only by every session."""
-    return back_end("attnviz.heads.user_model").load_model(source)
+    return back_end("attnviz.heads.user_model", draws=False).load_model(source)
 
 
 def draw() -> None:
