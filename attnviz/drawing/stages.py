@@ -35,26 +35,34 @@ class SequenceView:
     padding: np.ndarray | None  # (S,) bool, True = real key
 
 
-def position_figures(view: SequenceView) -> dict[str, object]:
-    """The position scheme's own stages: Q and K after RoPE's rotation, or ALiBi's bias."""
-    r, rows, cols = view.result, view.rows, view.cols
-    figs = {}
-    if r.rotated_query is not None:
-        features = {"col_title": "feature"}
-        figs["rotated query"] = figures.heatmap(
+def rotated_figures(view: SequenceView) -> dict[str, object]:
+    """RoPE's own stages, Q and K after its rotation (none without RoPE)."""
+    r, features = view.result, {"col_title": "feature"}
+    if r.rotated_query is None:
+        return {}
+    return {
+        "rotated query": figures.heatmap(
             r.rotated_query, kind="values", title="Rotated Q (RoPE: each pair turned by "
-            "position)", row_labels=rows, **features,
-        )  # fmt: skip
-        figs["rotated key"] = figures.heatmap(
-            r.rotated_key, kind="values", title="Rotated K (RoPE)", row_labels=cols,
+            "position)", row_labels=view.rows, **features,
+        ),
+        "rotated key": figures.heatmap(
+            r.rotated_key, kind="values", title="Rotated K (RoPE)", row_labels=view.cols,
             row_title="key", **features,
-        )  # fmt: skip
-    if r.position_bias is not None:
-        figs["position bias"] = figures.heatmap(
-            r.position_bias, kind="signed", row_labels=rows, col_labels=cols,
+        ),
+    }  # fmt: skip
+
+
+def bias_figures(view: SequenceView) -> dict[str, object]:
+    """ALiBi's own stage, its bias (none without ALiBi)."""
+    r = view.result
+    if r.position_bias is None:
+        return {}
+    return {
+        "position bias": figures.heatmap(
+            r.position_bias, kind="signed", row_labels=view.rows, col_labels=view.cols,
             title=f"ALiBi bias −m·|i − j| (m = {r.alibi_slope:.4g})",
-        )  # fmt: skip
-    return figs
+        )
+    }  # fmt: skip
 
 
 POSITION_TEXT = {  # the position scheme's stages: (caption, TeX)
@@ -67,9 +75,6 @@ POSITION_TEXT = {  # the position scheme's stages: (caption, TeX)
 }  # fmt: skip
 
 
-ROTATED = ("rotated query", "rotated key")  # RoPE's stages, drawn in the Positions view
-
-
 def ordered_stages(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:
     """Every stage's figure in the order of the computation, the position scheme's included:
     RoPE's rotated Q and K first, ALiBi's bias after the scaled scores."""
@@ -77,20 +82,14 @@ def ordered_stages(view: SequenceView, fit_scale: bool = False) -> dict[str, obj
     return rotated_figures(view) | scores | bias | rest
 
 
-def rotated_figures(view: SequenceView) -> dict[str, object]:
-    """RoPE's rotated Q and K (none without RoPE)."""
-    return {n: f for n, f in position_figures(view).items() if n in ROTATED}
-
-
 def score_groups(
     view: SequenceView, fit_scale: bool = False
 ) -> tuple[dict[str, object], dict[str, object], dict[str, object]]:
     """The stages from the scores on, in three groups: the raw and scaled scores, ALiBi's bias
     (empty without ALiBi), the rest."""
-    position, stages = position_figures(view), stage_figures(view, fit_scale)
+    stages = stage_figures(view, fit_scale)
     scores = {n: stages[n] for n in ("raw scores", "scaled scores")}
-    bias = {n: position[n] for n in ("position bias",) if n in position}
-    return scores, bias, {n: f for n, f in stages.items() if n not in scores}
+    return scores, bias_figures(view), {n: f for n, f in stages.items() if n not in scores}
 
 
 def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:

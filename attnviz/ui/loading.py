@@ -122,12 +122,19 @@ def _chart_chunk() -> str | None:
     return found[0].name if len(found) == 1 else None
 
 
-def run_builds_models(builds: bool = True) -> None:
+def new_run() -> None:
+    """A script run begins (the shell says so first, every run; a rerun may reuse the thread):
+    it has built no model and drawn no chart-code script yet."""
+    _RUN.built_models = False
+    _RUN.chart_code = False
+
+
+def run_builds_models() -> None:
     """Say that this script run builds Keras models (then the after-run clear frees them;
     otherwise it keeps TensorFlow's kernel cache). Called where a model is built, inside the
     cached function that builds it, so a run that finds the model cached keeps the kernels
-    warm; the shell says False at the start of every run."""
-    _RUN.built_models = builds
+    warm."""
+    _RUN.built_models = True
 
 
 @st.cache_resource

@@ -17,7 +17,7 @@ import streamlit as st
 from attnviz.lessons import LESSONS, Lesson
 from attnviz.ui import lesson as lesson_page
 from attnviz.ui import navigation
-from attnviz.ui.loading import page_run, run_builds_models
+from attnviz.ui.loading import new_run, page_run
 from attnviz.ui.messages import error
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import MODES, MODES_BY_NAME, find_mode
@@ -150,7 +150,7 @@ def main() -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if presenting() else "auto",
     )
-    run_builds_models(False)  # until the run builds a model (`loading.run_builds_models`)
+    new_run()  # no model built, no chart-code script drawn yet (`loading`)
     upgraded = not URL_RESTORED.get() and upgrade_old_links()
     restore_texts_from_url(URL_TEXTS, URL_RESTORED)
     pages = _pages()

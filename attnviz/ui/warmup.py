@@ -62,17 +62,11 @@ def warm_up() -> None:
     timings = []
     try:
         with _quiet_cache_warnings():
-            steps = [("streamlit", _first_element), ("tensorflow", _import_tensorflow),
-                     ("attention", _attention_graphs)]  # fmt: skip
-            for name, step in [*steps, *_page_steps()]:
-                if name not in ("streamlit", "tensorflow"):
-                    after_page_runs()
-                begun = time.perf_counter()
-                try:
-                    step()
-                except Exception:  # noqa: BLE001 - the others still run; the page says why
-                    logging.getLogger("attnviz").exception("warm-up of %s failed", name)
-                timings.append(f"{name} {time.perf_counter() - begun:.1f} s")
+            for name, step in [("streamlit", _first_element), ("tensorflow", _import_tensorflow)]:
+                timings.append(_timed(name, step))
+            for name, step in [("attention", _attention_graphs), *_page_steps()]:
+                after_page_runs()
+                timings.append(_timed(name, step))
         _keep_out_of_collections()
     finally:
         WARMING.clear()
@@ -107,6 +101,16 @@ def _first_element() -> None:
     import streamlit as st
 
     st.empty()
+
+
+def _timed(name: str, step: Callable[[], None]) -> str:
+    """Run one warm-up step; "name seconds" (a failure is logged: the others still run)."""
+    begun = time.perf_counter()
+    try:
+        step()
+    except Exception:  # noqa: BLE001 - the page's own first run says why
+        logging.getLogger("attnviz").exception("warm-up of %s failed", name)
+    return f"{name} {time.perf_counter() - begun:.1f} s"
 
 
 def after_page_runs(limit_s: float = YIELD_S) -> None:
