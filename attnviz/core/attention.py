@@ -258,7 +258,7 @@ def _stages(q, k, v, mask, bias, used, settings: AttentionSettings) -> list[np.n
     """
     score, scale, mask_value = settings.score, settings.scale, settings.mask_value
     if score == "dot":  # |q·k| <= MAX_FEATURES * MAX_ABS_VALUE**2 ~ 1e33: dot never overflows
-        stages = _dot_attention(q, k, v, mask, scale, mask_value, bias)
+        stages = dot_attention(q, k, v, mask, scale, mask_value, bias)
     else:
         scores = _score_layer(score, q.shape[-1], k.shape[-1], scale, used)(q, k)  # (B, T, S)
         _check_finite_scores(scores)
@@ -288,9 +288,10 @@ _COMPILED: dict[tuple[bool, bool, str], Any] = {}  # (scale, masked, mask_value)
 _COMPILED_WITH_BIAS: dict[tuple[bool, bool, str], Any] = {}  # the same, adding a bias (ALiBi)
 
 
-def _dot_attention(q, k, v, mask, scale: bool, mask_value: str, bias=None) -> list[Any]:
+def dot_attention(q, k, v, mask, scale: bool, mask_value: str, bias=None) -> list[Any]:
     """Dot-product scores and every stage, `[scores, masked, weights, output]`, in one
     compiled graph: the shared dot score layer and `attention_stages`, as in eager mode.
+    Used by `compute_attention` and, with the heads folded into B, `compute_multihead`.
 
     Args:
         q: `(B, T, D)` float32; k: `(B, S, D)`; v: `(B, S, Dv)`.

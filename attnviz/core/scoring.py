@@ -54,7 +54,7 @@ class AttentionScore(keras.layers.Layer):
         scores = self._calculate_scores(query, key)  # (B, T, S)
         if self.scale:
             d_k = key.shape[-1]
-            if d_k is None:  # traced for any width (see attention._dot_attention): the same
+            if d_k is None:  # traced for any width (see attention.dot_attention): the same
                 # float32 divisor, sqrt being correctly rounded in float32 and in float64
                 d_k_float = ops.cast(ops.shape(key)[-1], scores.dtype)
                 return scores / ops.sqrt(d_k_float)

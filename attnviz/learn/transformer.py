@@ -19,8 +19,9 @@ weights of every layer and head, the inputs each MultiHeadAttention got, so with
 kernels each head is recomputed by `multihead.compute_multihead` (tested equal). Nothing is
 patched: the model is shared read-only by every session of a server, and traces and
 translations run at the same time. Its three attentions are the three ways of `core.ways`
-(`WAY_FIELDS`). The model keeps its Keras layers and two `tf.function`s of its own, so it
-survives `keras.backend.clear_session()`.
+(`WAY_FIELDS`). The model keeps its Keras layers and three `tf.function`s of its own (a run, a
+traced run, and greedy decoding: a graph loop of runs), so it survives
+`keras.backend.clear_session()`.
 
 Training, checkpoints and scores are shared with `Seq2SeqAttention`: `training.train_transformer`,
 `pretrained.load_transformer`, `metrics.alignment_score` (for a Transformer: its best
@@ -188,6 +189,7 @@ class TransformerTranslator(CharTranslator):
             lambda s, d: self.core(s, d, training=False, trace=True),
             input_signature=[sources, steps],
         )  # -> the same, then `_Inputs`' four fields
+        self._greedy = tf.function(self._greedy_steps, input_signature=[sources])
 
     @property
     def parameter_count(self) -> int:
@@ -305,19 +307,40 @@ class TransformerTranslator(CharTranslator):
         return ids, run
 
     def _decode_chunk(self, sources: np.ndarray) -> tuple[np.ndarray, _Run]:
-        """Greedy decoding of `(N, S)` source ids, one network run per step."""
-        n, steps = len(sources), self.vocab.target_steps
-        dec_in = np.zeros((n, steps), dtype=np.int32)  # (N, T)
-        dec_in[:, 0] = START
-        ids = np.zeros((n, steps), dtype=np.int32)  # (N, T)
-        done = np.zeros(n, dtype=bool)
-        for t in range(steps):
-            outputs = self._run(sources, dec_in)
-            step_logits = outputs[0][:, t].numpy()  # (N, V)
-            step_logits[:, [PAD, START]] = -np.inf  # never predicted
-            ids[:, t] = np.where(done, PAD, step_logits.argmax(axis=-1))
-            done |= ids[:, t] == END
-            if done.all() or t + 1 == steps:
-                break
-            dec_in[:, t + 1] = np.where(done, PAD, ids[:, t])
-        return ids, _Run(*(np.asarray(o) for o in outputs))
+        """Greedy decoding of `(N, S)` source ids: one graph call (`_greedy`) that runs the
+        network once per step, and the last step's run of every head."""
+        ids, *outputs = self._greedy(sources)
+        return ids.numpy(), _Run(*(np.asarray(o) for o in outputs))
+
+    def _greedy_steps(self, sources: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        """The decoding loop of `_greedy`, in the graph: step t runs the network on the ids so
+        far, picks output t (PAD and START never), and feeds it to position t + 1; it stops when
+        every text has ended or the steps run out. Returns the ids `(N, T)` and the last run's
+        logits and weights (`_Run`'s fields)."""
+        n, steps = tf.shape(sources)[0], self.vocab.target_steps
+        never = tf.constant(
+            np.isin(np.arange(self.vocab.target_size), [PAD, START]), dtype=tf.bool
+        )  # (V,)
+
+        def step(t, dec_in, ids, done):
+            outputs = self.core(sources, dec_in, training=False)
+            logits = tf.where(never, -np.inf, outputs[0][:, t])  # (N, V)
+            pick = tf.where(done, PAD, tf.argmax(logits, axis=-1, output_type=tf.int32))  # (N,)
+            ids += pick[:, None] * tf.one_hot(t, steps, dtype=tf.int32)  # column t
+            done |= pick == END
+            fed = tf.where(done, PAD, pick)[:, None] * tf.one_hot(t + 1, steps, dtype=tf.int32)
+            return t + 1, dec_in + fed, ids, done, outputs  # one_hot(T) is all 0: nothing fed
+
+        c, s = self.config, self.vocab.max_source_len
+        shapes = [(steps, self.vocab.target_size), (c.layers, c.heads, s, s),
+                  (c.layers, c.heads, steps, steps), (c.layers, c.heads, steps, s)]  # fmt: skip
+        nothing_yet = tuple(tf.zeros([n, *shape]) for shape in shapes)  # `_Run`'s fields
+        dec_in = tf.one_hot(tf.zeros([n], tf.int32), steps, dtype=tf.int32) * START  # (N, T)
+        *_, ids, _, outputs = tf.while_loop(
+            lambda t, _dec_in, _ids, done, _outputs: (
+                (t == 0) | ((t < steps) & ~tf.reduce_all(done))
+            ),
+            lambda t, dec_in, ids, done, _outputs: step(t, dec_in, ids, done),
+            (0, dec_in, tf.zeros([n, steps], tf.int32), tf.zeros([n], tf.bool), nothing_yet),
+        )
+        return (ids, *outputs)

@@ -37,12 +37,11 @@ from typing import Any
 import numpy as np
 from keras import ops
 
-from attnviz.core.attention import AttentionSettings, attention_stages, check_qkv
+from attnviz.core.attention import AttentionSettings, check_qkv, dot_attention
 from attnviz.core.checks import check_int, read_only
 from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
 from attnviz.core.masks import build_mask, check_padding_mask
 from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slopes, attention_positions
-from attnviz.core.scoring import DotScore
 from attnviz.transformer.head_weights import (
     HeadCosts,
     check_kv_heads,
@@ -195,23 +194,29 @@ def _run_heads(
     rope = settings.position == "rope"
     scored_queries = heads["rotated_query_heads" if rope else "query_heads"]  # (B, H, T, Dk)
     scored_keys = heads["rotated_key_heads" if rope else "key_heads"]  # (B, H, S, Dk)
-    scores = DotScore(scale=settings.scale)(
-        _fold(scored_queries), _fold(scored_keys)
-    )  # (B·H, T, S)
     any_masked = not mask.all()
     folded_mask = np.repeat(mask, h, axis=0) if any_masked else None  # (B, T, S) -> (B·H, T, S)
     bias = heads["position_bias"]  # (H, T, S) or None
     folded_bias = (
         bias if bias is None or batch == 1 else np.tile(bias, (batch, 1, 1))
     )  # (B·H, T, S)
-    masked, weights, out = attention_stages(
-        scores, folded_mask, _fold(heads["value_heads"]), settings.mask_value, folded_bias
-    )  # (B·H, T, S), (B·H, T, S), (B·H, T, Dv)
+    scores, masked, weights, out = (
+        np.asarray(x)
+        for x in dot_attention(
+            _fold(scored_queries),
+            _fold(scored_keys),
+            _fold(heads["value_heads"]),
+            folded_mask,
+            settings.scale,
+            settings.mask_value,
+            folded_bias,
+        )
+    )  # (B·H, T, S) scores, masked scores and weights; (B·H, T, Dv) outputs
     if not any_masked and bias is None:
         masked = scores  # no mask: softmax saw the scores themselves
     head_outputs = _unfold(out, batch)  # (B, H, T, Dv)
     # (B, H, T, Dv) -> (B, T, H, Dv) -> (B, T, H·Dv)
-    concat = ops.reshape(ops.transpose(head_outputs, (0, 2, 1, 3)), (batch, t, h * d_v))
+    concat = head_outputs.transpose(0, 2, 1, 3).reshape(batch, t, h * d_v)
     weights = _unfold(weights, batch)  # (B, H, T, S)
     return {
         **heads,
@@ -257,14 +262,14 @@ def _project(q, k, v, params, settings: AttentionSettings) -> dict[str, Any]:
     return heads
 
 
-def _fold(x: Any) -> Any:
+def _fold(x: np.ndarray) -> np.ndarray:
     """`(B, H, N, F) -> (B·H, N, F)`: heads into the batch axis, batch-major."""
-    return ops.reshape(x, (-1, *x.shape[2:]))
+    return x.reshape(-1, *x.shape[2:])
 
 
-def _unfold(x: Any, batch: int) -> Any:
+def _unfold(x: np.ndarray, batch: int) -> np.ndarray:
     """`(B·H, N, F) -> (B, H, N, F)`: the inverse of `_fold`."""
-    return ops.reshape(x, (batch, -1, *x.shape[1:]))
+    return x.reshape(batch, -1, *x.shape[1:])
 
 
 def _check_model_width(qs: tuple, ks: tuple, vs: tuple, num_heads: int) -> int:
