@@ -116,3 +116,28 @@ def open_page(at: AppTest, name: str) -> None:
     shell does when a button asks for one."""
     at.session_state["next_page"] = name
     at.run()
+
+
+def smaller_runs(monkeypatch, **sizes) -> list[tuple]:
+    """Make the pages' Train buttons train a smaller model (the page's network with `sizes`)
+    on 32 pairs in one batch a step, with 8 validation pairs; returns what each page asked
+    for, as `(task, network, training)`.
+
+    For tests of what a session does with a model it trained (reruns, `clear_session`, the
+    charts of every epoch): those hold for a model of any size, and building (tracing,
+    compiling) the page's full-size model costs most of such a test's time.
+    """
+    from dataclasses import replace
+
+    from attnviz.learn.runs import TrainingRun
+
+    start = TrainingRun.start.__func__  # the classmethod's function
+    asked = []
+
+    def smaller(cls, task, network=None, training=None, **kwargs):
+        asked.append((task, network, training))
+        few = replace(training, n_pairs=32, val_pairs=8, batch_size=32)
+        return start(cls, task, replace(network, **sizes), few, **kwargs)
+
+    monkeypatch.setattr(TrainingRun, "start", classmethod(smaller))
+    return asked

@@ -11,7 +11,7 @@ from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 from attnviz.learn import load_pretrained, runs
-from attnviz.learn.configs import NetworkConfig, TrainConfig
+from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
 from attnviz.learn.runs import TrainingRun
 from attnviz.learn.tasks import get_task
 from attnviz.learn.training import EpochReport
@@ -120,11 +120,16 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
 
 
 @pytest.mark.slow  # trains
-def test_training_in_the_session_survives_reruns_and_clear_session():
+def test_training_in_the_session_survives_reruns_and_clear_session(monkeypatch):
     import keras
 
+    # what the session keeps holds for any size: the page's GRU model, trained smaller
+    asked = ui.smaller_runs(monkeypatch, units=8, embed_dim=8, attention_units=8)
     at = _open(learn_model="Train", task="reverse", learn_epochs="2", learn_pairs="500")
     snapshot = _trained_here(at, timeout=120)
+    ((task, network, training),) = asked  # what the page asked for
+    assert (task, network) == ("reverse", NetworkConfig())
+    assert (training.epochs, training.n_pairs) == (2, 500)
     assert [r.epoch for r in snapshot.reports] == [0, 1, 2]
     _translates_after_reruns(at, snapshot, keras)
     assert ui.chart(at, "Epoch 2: ")  # the probe after the last epoch
@@ -283,12 +288,18 @@ def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transfor
 
 
 @pytest.mark.slow  # trains
-def test_a_transformer_trained_in_the_session_survives_reruns_and_clear_session():
+def test_a_transformer_trained_in_the_session_survives_reruns_and_clear_session(monkeypatch):
     import keras
 
+    # what the session keeps holds for any size: the page's Transformer, one layer of two heads
+    asked = ui.smaller_runs(monkeypatch, layers=1, heads=2, d_model=8, d_ff=8)
     params = dict(learn_arch="Transformer", learn_model="Train", task="reverse")
     at = _open(**params, learn_tepochs="1", learn_pairs="500")
     snapshot = _trained_here(at, timeout=180)
+    ((task, network, training),) = asked  # what the page asked for
+    assert (task, network) == ("reverse", TransformerConfig())
+    assert (training.epochs, training.n_pairs) == (1, 500)
+    assert [r.epoch for r in snapshot.reports] == [0, 1]
     _translates_after_reruns(at, snapshot, keras)
     assert ui.chart(at, "Epoch 1: ")  # the probe after the last epoch
 

@@ -16,6 +16,7 @@ from attnviz.learn.lm_generation import generate
 from attnviz.learn.lm_metrics import ablation_table
 from attnviz.learn.lm_tasks import get_lm_task, make_sequences
 from attnviz.learn.pretrained import load_lm
+from attnviz.learn.recipes import LM_RECIPES
 from attnviz.ui.lm_views import FRESH_SEED, FRESH_SEQUENCES
 
 EXAMPLE = get_lm_task("induction").example
@@ -141,15 +142,21 @@ def test_the_stories_model_reads_its_own_text():
 
 
 @pytest.mark.slow  # trains
-def test_training_here_draws_the_phase_change_and_the_probe_heads():
+def test_training_here_draws_the_phase_change_and_the_probe_heads(monkeypatch):
     import keras
 
+    # the page draws every epoch of any model: the recipe's, one layer of two heads (most of a
+    # run's time is compiling its train step, which a smaller model makes shorter)
+    asked = ui.smaller_runs(monkeypatch, layers=1, heads=2, d_model=8, d_ff=8)
     at = _open(lm_model="Train", lm_epochs="2", lm_sequences="512")
     at.button(key="lm_train").click().run()
     ui.assert_ok(at)
     (run,) = at.session_state["lm_runs"].values()
     snapshot = run.join(timeout=180)
     assert snapshot.state == "done", snapshot.error
+    ((task, network, training),) = asked  # what the page asked for
+    assert (task, training.epochs, training.n_pairs) == ("induction", 2, 512)
+    assert network == LM_RECIPES["induction"].network
     for _ in range(2):  # Keras's global state cleared between reruns: the model still runs
         keras.backend.clear_session()
         at.run()
@@ -158,5 +165,5 @@ def test_training_here_draws_the_phase_change_and_the_probe_heads():
     assert ui.chart(at, "Loss, copying and every head's scores per epoch")
     assert "Every head on the probe" in ui.captions(at)
     np.testing.assert_allclose(
-        _grid_heads(at), snapshot.model.forward(EXAMPLE).weights, atol=1e-6
+        _grid_heads(at, layers=1, heads=2), snapshot.model.forward(EXAMPLE).weights, atol=1e-6
     )  # the trained model's heads on the example, below
