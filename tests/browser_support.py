@@ -1,4 +1,4 @@
-"""Fixtures and helpers for the end-to-end tests in `test_browser.py`.
+"""Fixtures, helpers and labels for the end-to-end tests (`tests/ui/test_browser_*.py`).
 
 The app runs in a real Streamlit server (one per test session) and is driven by Playwright
 through Debian's Chromium (`/usr/bin/chromium`); nothing is ever downloaded. Without Chromium or
@@ -20,13 +20,36 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import numpy as np
 import pytest
 
+from attnviz.ui.server_config import WARM_UP_ENV
 from deploy import chromium, servers
 
 REQUIRE_ENV = "ATTNVIZ_REQUIRE_BROWSER"
 WAIT_SECONDS = 30  # most time any rerun may take
 VIEWPORT = {"width": 1400, "height": 1000}
+
+# the labels of the controls the tests use, and the NumPy lab preset's weights
+Q_LABEL = "Q (queries): one row per line"
+K_LABEL = "K (keys): one row per line"
+V_LABEL = "V (values): one row per line"
+CAUSAL = "Causal (look-ahead) mask"
+SENTENCES = "Sentences, one per line (shorter ones are padded with <pad>)"
+WEIGHTS = "Attention weights"
+NUMPY_LAB = [[0.150325, 0.849675], [0.150325, 0.849675]]  # the default matrices, no mask
+NUMPY_LAB_CAUSAL = [[1.0, 0.0], [0.150325, 0.849675]]
+
+
+def reference_weights(q: list, k: list, causal: bool = False) -> list[list[float]]:
+    """softmax(Q Kᵀ / √Dk) in float64, with an optional causal mask."""
+    q, k = np.asarray(q, float), np.asarray(k, float)
+    scores = q @ k.T / np.sqrt(k.shape[1])  # (T, D) x (D, S) -> (T, S)
+    if causal:
+        scores = np.where(np.tril(np.ones_like(scores, bool)), scores, -np.inf)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).tolist()
+
 
 # JavaScript run in the page: `PAGE` reads what the user sees. Charts are found by their title
 # text; a chart's `z` gives null for blocked (NaN) cells, `weights` reads them as 0.
@@ -89,9 +112,11 @@ def app_url(chromium_path: str) -> Iterator[str]:
     """Base URL of a Streamlit server running `app.py`, stopped at the end of the session.
 
     Started as the benchmark and `deploy.run` start it (`deploy.servers`: the same command,
-    health check and clean-up at exit); a server that does not come up fails the tests with its
-    log's end."""
-    server = servers.launch("attnviz")
+    health check and clean-up at exit), with `ATTNVIZ_WARM_UP=0`; a server that does not come up
+    fails the tests with its log's end."""
+    # without the warm-up (tested in tests/ui/test_server.py and tests/project/test_project.py),
+    # which would build every trained model while the browser and the other tests need the cores
+    server = servers.wait_healthy(servers.start("attnviz", env={WARM_UP_ENV: "0"}))
     try:
         yield server.url
     finally:

@@ -126,23 +126,50 @@ def test_warm_up_draws_the_first_element_so_no_page_run_pays_streamlits_one_time
     assert delta_generator._use_warning_has_been_displayed  # checked: never again this process
 
 
-@pytest.mark.slow  # loads every shipped model and builds the default decoder
-def test_warm_up_fills_the_caches_the_pages_read():
+@pytest.mark.slow  # loads a shipped GRU model and Transformer, builds the default decoder
+def test_warm_up_fills_the_caches_the_pages_read(monkeypatch):
     import streamlit as st
 
+    from attnviz.core.score_kinds import SCORE_KINDS
+    from attnviz.learn.recipes import TRANSFORMER_RECIPES
+    from attnviz.learn.tasks import TASKS
     from attnviz.ui import shipped
     from attnviz.ui.modes import decoder_stack
 
+    # one GRU model and one Transformer, built for real: the pages' own calls, with the pages'
+    # arguments, hit the cache the warm-up filled (the same objects again)
     st.cache_resource.clear()
+    monkeypatch.setattr(shipped, "TASKS", ("dates",))
+    monkeypatch.setattr(shipped, "SCORE_KINDS", ("concat",))
+    monkeypatch.setattr(shipped, "TRANSFORMER_RECIPES", {"reverse": TRANSFORMER_RECIPES["reverse"]})
     shipped.warm_up_shipped()
     decoder_stack.warm_up()
     loaded = {shipped.shipped_seq2seq("dates", "concat"), shipped.shipped_transformer("reverse")}
-    # the pages' own calls, with the pages' arguments, hit the cache: the same objects again
     assert loaded == {shipped.shipped_seq2seq("dates", "concat"),
                       shipped.shipped_transformer("reverse")}  # fmt: skip
     sizes = tuple(size.default for size, *_ in decoder_stack.SIZES)
     first = decoder_stack._run_decoder_cached(sizes, 0)
     assert decoder_stack._run_decoder_cached(sizes, 0) is first
+
+    # and it loads every shipped model (recorded, not built: building all takes ~30 s)
+    monkeypatch.setattr(shipped, "TASKS", TASKS)
+    monkeypatch.setattr(shipped, "SCORE_KINDS", SCORE_KINDS)
+    monkeypatch.setattr(shipped, "TRANSFORMER_RECIPES", TRANSFORMER_RECIPES)
+    asked = []
+    model = _AnyModel()
+    monkeypatch.setattr(shipped, "shipped_seq2seq", lambda *key: asked.append(key) or model)
+    monkeypatch.setattr(shipped, "shipped_transformer", lambda *key: asked.append(key) or model)
+    shipped.warm_up_shipped()
+    expected = [(task, score) for task in TASKS for score in SCORE_KINDS]
+    assert [key for key in asked if len(key) == 2] == expected
+    assert [key for key in asked if len(key) == 1] == [(task,) for task in TRANSFORMER_RECIPES]
+
+
+class _AnyModel:
+    """A stand-in model: any method takes any arguments and returns None."""
+
+    def __getattr__(self, name: str):
+        return lambda *args: None
 
 
 class _RecordedEvent(threading.Event):
@@ -282,3 +309,12 @@ def test_a_page_run_is_counted_until_it_ends_however_it_ends():
         assert loading.runs_in_progress() == 1
         raise RuntimeError("a rerun or a stop raises through the page's run")
     assert loading.runs_in_progress() == 0
+
+
+def test_the_files_the_suite_starts_first_exist():
+    # conftest.py names the longest test files so that pytest-xdist starts them first; a file
+    # renamed or split must not silently drop out of that list
+    from conftest import LONGEST_FIRST
+
+    missing = [path for path in LONGEST_FIRST if not (ROOT / path).is_file()]
+    assert missing == []

@@ -61,7 +61,7 @@ def test_bad_input_says_what_is_wrong_and_keeps_the_text(text, match):
     assert at.text_input(key="learn_text_dates").value == text
 
 
-@pytest.mark.slow  # nine models
+@pytest.mark.slow  # four shipped models
 def test_every_task_and_score_opens_its_shipped_model():
     at = _open()
     for task in ("reverse", at.button_group(key="task").options[-1]):
@@ -78,7 +78,7 @@ def test_scaling_on_points_to_training():
     assert any("without √D scaling" in i.value for i in at.info)
 
 
-@pytest.mark.slow  # trains
+@pytest.mark.slow  # three shipped models
 def test_compare_shows_the_three_scores_side_by_side():
     at = _open(learn_view="Compare scores")
     table = at.dataframe[-1].value
