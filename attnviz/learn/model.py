@@ -147,7 +147,6 @@ class Seq2SeqAttention(CharTranslator):
                 sources,
             ],
         )  # -> logits (N, T, V), weights (N, T, S), dec (N, T, D)
-        self._greedy = tf.function(self._greedy_steps, input_signature=[sources])
 
     @property
     def trainer(self) -> keras.Model:
@@ -226,40 +225,20 @@ class Seq2SeqAttention(CharTranslator):
         return _Decoded(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
 
     def _decode_chunk(self, sources: np.ndarray) -> _Decoded:
-        """Greedy decoding of `(N, S)` source ids: one graph call (`_greedy`) that runs the
-        decoder once per step."""
-        return _Decoded(*(np.asarray(a) for a in self._greedy(sources)))
-
-    def _greedy_steps(self, sources: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        """The decoding loop of `_greedy`, in the graph: encode once; step t runs the decoder on
-        the ids so far, picks output t (PAD and START never) and feeds it to position t + 1;
-        it stops when every text has produced the end token or the steps run out. Returns
-        `_Decoded`'s fields: the ids and the last step's weights, decoder states and encoding."""
-        n, steps = tf.shape(sources)[0], self.vocab.target_steps
-        never = tf.constant(
-            np.isin(np.arange(self.vocab.target_size), [PAD, START]), dtype=tf.bool
-        )  # (V,)
-        enc, state = self.networks.encoder(sources, training=False)  # (N, S, D), (N, D)
-
-        def step(t, dec_in, ids, done):
-            logits, weights, dec = self.networks.decoder(
-                dec_in, enc, state, sources, training=False
-            )  # (N, T, V), (N, T, S), (N, T, D)
-            logits = tf.where(never, -np.inf, logits[:, t])  # (N, V)
-            pick = tf.argmax(logits, axis=-1, output_type=tf.int32)  # (N,)
-            ids += pick[:, None] * tf.one_hot(t, steps, dtype=tf.int32)  # column t
-            done |= pick == END
-            fed = pick[:, None] * tf.one_hot(t + 1, steps, dtype=tf.int32)  # one_hot(T): 0
-            return t + 1, dec_in + fed, ids, done, (weights, dec)
-
-        nothing_yet = (
-            tf.zeros([n, steps, self.vocab.max_source_len]),  # weights (N, T, S)
-            tf.zeros([n, steps, enc.shape[-1]]),  # decoder states (N, T, D)
-        )
-        dec_in = tf.one_hot(tf.zeros([n], tf.int32), steps, dtype=tf.int32) * START  # (N, T)
-        *_, ids, _, (weights, dec) = tf.while_loop(
-            lambda t, _dec_in, _ids, done, _last: (t == 0) | ((t < steps) & ~tf.reduce_all(done)),
-            lambda t, dec_in, ids, done, _last: step(t, dec_in, ids, done),
-            (0, dec_in, tf.zeros([n, steps], tf.int32), tf.zeros([n], tf.bool), nothing_yet),
-        )
-        return ids, weights, dec, enc
+        """Greedy decoding of `(N, S)` source ids, one network run per step."""
+        n, steps = len(sources), self.vocab.target_steps
+        dec_in = np.zeros((n, steps), dtype=np.int32)  # (N, T)
+        dec_in[:, 0] = START
+        ids = np.zeros((n, steps), dtype=np.int32)  # (N, T)
+        done = np.zeros(n, dtype=bool)
+        enc, state = self._encode(sources)  # (N, S, D), (N, D)
+        for t in range(steps):
+            logits, weights, dec = self._decode_all(dec_in, enc, state, sources)  # (N, T, ·)
+            step_logits = logits[:, t].numpy()  # (N, V)
+            step_logits[:, [PAD, START]] = -np.inf  # never predicted
+            ids[:, t] = step_logits.argmax(axis=-1)
+            done |= ids[:, t] == END
+            if done.all() or t + 1 == steps:
+                break
+            dec_in[:, t + 1] = ids[:, t]
+        return _Decoded(ids, weights.numpy(), dec.numpy(), enc.numpy())
