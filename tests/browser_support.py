@@ -167,12 +167,15 @@ class App:
 
     # --- loading and waiting ---
 
-    def open(self, address: str | None = None, charts: int = 4) -> App:
-        """Load the page (default: the Matrices page) and wait for `charts` painted charts."""
+    def open(
+        self, address: str | None = None, charts: int = 4, timeout: float = WAIT_SECONDS
+    ) -> App:
+        """Load the page (default: the Matrices page) and wait, at most `timeout` seconds each,
+        for its heading and for `charts` painted charts."""
         self.page.goto(address or f"{self.url}/matrices")
-        self.page.get_by_role("heading", name="attnviz").wait_for(timeout=WAIT_SECONDS * 1000)
+        self.page.get_by_role("heading", name="attnviz").wait_for(timeout=timeout * 1000)
         if charts:
-            self.wait_for_charts(charts)
+            self.wait_for_charts(charts, timeout)
         return self
 
     def wait_until(
@@ -198,11 +201,11 @@ class App:
         """What the JavaScript `reader(page, arg)` gives now (see `in_page`)."""
         return self.page.evaluate(in_page(reader), arg)
 
-    def wait_for_charts(self, count: int) -> None:
+    def wait_for_charts(self, count: int, timeout: float = WAIT_SECONDS) -> None:
         """Wait until at least `count` plotly charts are drawn and Streamlit is idle."""
         self.wait_until(
             "(page, count) => page.titles().length >= count && page.idle()", count,
-            f"{count} charts",
+            f"{count} charts", timeout,
         )  # fmt: skip
 
     def wait_for_chart(self, title: str) -> list[str]:

@@ -125,7 +125,9 @@ def test_your_model_click_a_head_then_open_it_step_by_step(open_app, your_model_
     text = "the cat sat on the mat"
     user = load_model(folder)
     calls = attnviz.inspect(user.model, text_inputs(user, text).inputs).calls
-    app = open_app().open(f"{url}/model?model_text={text.replace(' ', '+')}", charts=4)
+    # the first page of a server just started: it loads the model and runs it (slow under load)
+    address = f"{url}/model?model_text={text.replace(' ', '+')}"
+    app = open_app().open(address, charts=4, timeout=3 * WAIT_SECONDS)
     app.wait_for_chart("self · layer 1 · head 0")  # the last layer's head 0 first
     expect(app.page.get_by_text("Next token", exact=True)).to_be_visible()
     square = app.page.locator(".st-key-mv_map_self path.point").nth(1)  # layer 0 · head 1
