@@ -5,12 +5,24 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).parents[1] / "attnviz" / "ui" / "page.py")  # the page app.py serves
 FIRST_RUN_TIMEOUT = 180  # the first run imports TensorFlow (about 5 s, more on a busy box)
+# the pages that build or load a model when they open (their walk-throughs are `slow`)
+LOADS_MODELS = frozenset({"decoder", "learn", "language-model"})
+
+
+def quick_unless_loading(page: str, value: Any = None) -> Any:
+    """A test parameter, `value` (default: `page`) for the page `page`, marked `slow` if that
+    page loads models (`LOADS_MODELS`)."""
+    import pytest
+
+    marks = [pytest.mark.slow] if page in LOADS_MODELS else []
+    return pytest.param(page if value is None else value, marks=marks)
 
 
 def assert_ok(at: AppTest) -> None:

@@ -2,7 +2,9 @@
 modules (`reference`, `app_support`, `browser_support`) are importable because pyproject.toml
 puts `tests/` on pytest's pythonpath."""
 
+import functools
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -58,6 +60,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _path(item: pytest.Item) -> str:
     return item.nodeid.split("::")[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _components_scanned_once() -> Iterator[None]:
+    """Every AppTest reads the installed components from one scan, as a server does.
+
+    AppTest's first run of each new session scans the metadata of every installed package for
+    Streamlit components (`streamlit.components.v2.manifest_scanner`): ~0.6 s here, most of what
+    a fresh session costs, paid by hundreds of tests. A server scans once at its start. The
+    packages do not change during a test run, so the first scan's result serves them all."""
+    from streamlit.components.v2 import manifest_scanner
+
+    scan = manifest_scanner.scan_component_manifests
+    first = functools.cache(lambda: tuple(scan()))
+    manifest_scanner.scan_component_manifests = lambda max_workers=None: list(first())
+    try:
+        yield
+    finally:
+        manifest_scanner.scan_component_manifests = scan
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -30,6 +30,8 @@ from attnviz.heads.model_text import next_tokens, text_inputs
 from attnviz.heads.text_run import run_text
 from attnviz.heads.user_model import load_model, looks_like_path
 
+pytestmark = pytest.mark.slow  # builds Keras models from presets
+
 GPT2_TOKENS = ("<|endoftext|>", "the", "Ġcat", "Ġsat", "Ġ", "o", "n", "Ġthe", "Ġmat")
 
 

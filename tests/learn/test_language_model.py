@@ -18,6 +18,8 @@ from attnviz.learn.language_model import Ablation, LanguageModel
 from attnviz.learn.lm_tasks import get_lm_task, make_sequences
 from attnviz.learn.pretrained import load_lm
 
+pytestmark = pytest.mark.slow  # builds and runs language models
+
 EXAMPLE = get_lm_task("induction").example  # 18 letters, then the last 13 of them again
 CONFIGS = {
     "rope-pre": LMConfig(),

@@ -11,6 +11,8 @@ from attnviz.learn.language_model import Ablation, LanguageModel
 from attnviz.learn.lm_generation import generate
 from attnviz.learn.pretrained import load_lm
 
+pytestmark = pytest.mark.slow  # builds and runs language models
+
 
 @pytest.fixture(scope="module")
 def shipped():

@@ -20,6 +20,8 @@ from attnviz.learn.lm_metrics import (
 from attnviz.learn.lm_tasks import make_sequences
 from attnviz.learn.pretrained import load_lm
 
+pytestmark = pytest.mark.slow  # runs the shipped language models
+
 FRESH_SEED = 8_675_309  # fresh sequences: neither training's nor validation's stream
 
 

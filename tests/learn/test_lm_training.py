@@ -15,6 +15,8 @@ from attnviz.learn.lm_metrics import evaluate_lm, unigram_loss
 from attnviz.learn.lm_tasks import draw_sequences, get_lm_task, make_sequences
 from attnviz.learn.lm_training import LMCurves, train_lm
 
+pytestmark = pytest.mark.slow  # trains
+
 SMALL = LMConfig(d_model=32, heads=2, d_ff=64)  # ~21k parameters
 TRAINING = TrainConfig(4, n_pairs=512, val_pairs=128, batch_size=32, seed=0)  # _run stops at 3
 PROBE = get_lm_task("text").example  # the stories' example: 56 characters, 57 tokens with <s>
@@ -36,7 +38,6 @@ def stories_run():
     return _run()
 
 
-@pytest.mark.slow  # trains
 def test_every_epoch_reports_losses_scores_and_the_probe_s_head_grid(stories_run):
     model, reports = stories_run
     assert [r.epoch for r in reports] == [0, 1, 2, 3]
@@ -51,7 +52,6 @@ def test_every_epoch_reports_losses_scores_and_the_probe_s_head_grid(stories_run
     assert reports[0].induction.max() < 0.2  # untrained: no head looks after a repeat yet
 
 
-@pytest.mark.slow  # trains
 def test_the_reports_stack_into_curves_for_plotting(stories_run):
     _, reports = stories_run
     curves = LMCurves.of(reports)
@@ -63,7 +63,6 @@ def test_the_reports_stack_into_curves_for_plotting(stories_run):
         LMCurves.of(())
 
 
-@pytest.mark.slow  # trains
 def test_the_model_keeps_its_best_epoch_and_its_stats(stories_run):
     model, reports = stories_run
     best = min(reports, key=lambda r: r.validation.loss)
@@ -80,7 +79,6 @@ def _validation() -> np.ndarray:
     return draw_sequences(get_lm_task("text"), 128, "0:validation", "validation")
 
 
-@pytest.mark.slow  # trains twice
 def test_same_seed_same_weights(stories_run):
     model, reports = stories_run
     twin, again = _run()
@@ -89,7 +87,6 @@ def test_same_seed_same_weights(stories_run):
     assert [r.loss for r in again] == [r.loss for r in reports]
 
 
-@pytest.mark.slow  # trains
 def test_a_short_run_on_the_stories_beats_the_unigram_floor(stories_run):
     model, _ = stories_run  # 3 epochs of 512 fresh sequences
     fresh = evaluate_lm(model, make_sequences("text", 256, seed=9))

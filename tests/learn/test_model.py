@@ -10,6 +10,8 @@ import pytest
 from attnviz.core.attention import compute_attention
 from attnviz.learn import load_pretrained
 
+pytestmark = pytest.mark.slow  # builds and runs the GRU translators
+
 TEXT = "Sunday, 22 November 2026"
 
 
@@ -107,7 +109,6 @@ def test_bad_step_raises(models):
         models["dot"].translate_batch([])
 
 
-@pytest.mark.slow  # every graph traced again
 def test_models_survive_keras_clear_session(models):
     before = models["concat"].translate(TEXT)
     for _ in range(3):

@@ -11,6 +11,8 @@ from attnviz.learn.network import build_networks
 from attnviz.learn.tasks import get_task
 from attnviz.learn.vocab import Vocabulary
 
+pytestmark = pytest.mark.slow  # builds the GRU networks
+
 VOCAB = Vocabulary.of(get_task("reverse"))  # 37 source ids, 39 target ids, S = 12, T = 13
 
 # E = 4, U = 3 (D = 6), A = 5. Keras GRUs (reset_after) hold kernel (in, 3u), recurrent (u, 3u)

@@ -18,13 +18,14 @@ from attnviz.learn import (
 from attnviz.learn.metrics import evaluate, head_alignment_scores
 from attnviz.learn.pretrained import load_lm, load_transformer
 
+pytestmark = pytest.mark.slow  # loads and runs every shipped model
+
 FRESH_SEED = 4242  # neither the training (0) nor the validation stream
 COMBOS = [
     (t, s) for t in ("dates", "reverse", "german_numbers") for s in ("dot", "general", "concat")
 ]
 
 
-@pytest.mark.slow  # nine models, 300 pairs each
 @pytest.mark.parametrize(("task", "score"), COMBOS, ids=[f"{t}-{s}" for t, s in COMBOS])
 def test_shipped_checkpoints_translate_and_align_fresh_pairs(task, score):
     weights = pretrained.checkpoint_path(task, score)
@@ -85,7 +86,6 @@ def test_alignment_score_is_in_range_for_a_shipped_model():
     assert 0.9 <= score <= 1.0
 
 
-@pytest.mark.slow  # 1,000 pairs each
 @pytest.mark.parametrize("task", ["dates", "reverse"])
 def test_shipped_transformers_translate_fresh_pairs_and_a_cross_head_aligns(task):
     weights = pretrained.checkpoint_path(task, "transformer")

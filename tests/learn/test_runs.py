@@ -15,6 +15,8 @@ from attnviz.learn.configs import (
 from attnviz.learn.runs import Progress, TrainingQueue, TrainingRun, starts_in
 from attnviz.learn.training import EpochReport, train
 
+pytestmark = pytest.mark.slow  # trains
+
 TINY = NetworkConfig(units=8, embed_dim=8, attention_units=8)
 
 
@@ -25,7 +27,6 @@ def _pairs(epochs: int, seed: int = 0) -> TrainConfig:
     return TrainConfig(epochs, n_pairs=32, val_pairs=8, batch_size=32, seed=seed)
 
 
-@pytest.mark.slow  # trains
 def test_a_run_reports_every_epoch_and_ends_with_its_model():
     run = TrainingRun.start("reverse", TINY, _pairs(2, seed=3))
     snapshot = run.join(timeout=120)
@@ -36,7 +37,6 @@ def test_a_run_reports_every_epoch_and_ends_with_its_model():
     assert not runs.training_active()
 
 
-@pytest.mark.slow  # trains
 def test_a_transformer_run_trains_the_transformer():
     small = TransformerConfig(layers=1, heads=2, d_model=8, d_ff=8)
     run = TrainingRun.start("reverse", small, _pairs(1, seed=3))
@@ -47,7 +47,6 @@ def test_a_transformer_run_trains_the_transformer():
     assert snapshot.model.translate("abc").cross.shape[:2] == (1, 2)  # one layer, two heads
 
 
-@pytest.mark.slow  # trains
 def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
     epoch_1, pressed = threading.Event(), threading.Event()
 
@@ -74,7 +73,6 @@ def test_stop_ends_after_the_current_epoch_and_keeps_the_best_model():
     assert snapshot.model.stats.best_epoch == best.epoch
 
 
-@pytest.mark.slow  # trains
 def test_a_language_model_run_reports_every_head_s_scores():
     # One layer of two heads: (L, H) = (1, 2) still tells layers from heads, and XLA compiles
     # a smaller train step (the compile, not the step, is what this run costs)

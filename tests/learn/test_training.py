@@ -13,6 +13,8 @@ from attnviz.learn.model import Seq2SeqAttention
 from attnviz.learn.tasks import get_task
 from attnviz.learn.training import _Reporter, train_transformer
 
+pytestmark = pytest.mark.slow  # trains
+
 # A small model on a few hundred pairs: ~12k parameters, 2 epochs, ~6 s on 2 cores.
 CI_NETWORK = NetworkConfig("dot", units=16, embed_dim=16, attention_units=32)
 CI_TRAINING = TrainConfig(2, n_pairs=800, val_pairs=100, batch_size=16, learning_rate=0.01, seed=7)
@@ -27,7 +29,6 @@ def ci_run():
     return model, reports
 
 
-@pytest.mark.slow  # trains
 def test_a_short_run_beats_the_floor(ci_run):
     model, reports = ci_run
     assert reports[0].val_char_accuracy < 0.2  # untrained: noise
@@ -35,7 +36,6 @@ def test_a_short_run_beats_the_floor(ci_run):
     assert reports[-1].loss < reports[1].loss
 
 
-@pytest.mark.slow  # trains
 def test_the_callback_sees_every_epoch_with_the_probe_attention(ci_run):
     model, reports = ci_run
     assert [r.epoch for r in reports] == [0, 1, 2]  # 0 = before the first step
@@ -52,7 +52,6 @@ def test_the_callback_sees_every_epoch_with_the_probe_attention(ci_run):
     assert reports[-1].probe.weights.max() > 0.3  # after training: it looks somewhere
 
 
-@pytest.mark.slow  # trains
 def test_the_model_keeps_its_best_epoch_and_its_stats(ci_run):
     model, reports = ci_run
     best = max(reports, key=lambda r: (r.val_char_accuracy, r.val_exact_match))
@@ -64,7 +63,6 @@ def test_the_model_keeps_its_best_epoch_and_its_stats(ci_run):
     assert 0 <= stats.val_alignment <= 1 and stats.train_seconds >= reports[-1].seconds
 
 
-@pytest.mark.slow  # trains
 def test_same_seed_same_weights(ci_run):
     model, reports = ci_run
     again = []
@@ -75,7 +73,6 @@ def test_same_seed_same_weights(ci_run):
     assert [r.probe.output for r in again] == [r.probe.output for r in reports]
 
 
-@pytest.mark.slow  # trains
 def test_a_trained_model_survives_clear_session(ci_run):
     model, _ = ci_run
     before = model.translate("22 nov 2026")
@@ -168,7 +165,6 @@ SMALL_TRAINING = TrainConfig(
 )
 
 
-@pytest.mark.slow  # trains
 def test_a_transformer_trains_with_the_same_loop_reports_and_determinism():
     reports = []
     model = train_transformer("reverse", SMALL_TRANSFORMER, SMALL_TRAINING, callback=reports.append)

@@ -15,6 +15,8 @@ from attnviz.learn.configs import TransformerConfig
 from attnviz.learn.pretrained import load_transformer
 from attnviz.learn.transformer import TransformerTranslator
 
+pytestmark = pytest.mark.slow  # builds and runs Transformer translators
+
 TEXT = "Sunday, 22 November 2026"
 
 
@@ -65,7 +67,6 @@ def test_the_trace_recomputes_every_head_from_its_inputs_and_kernels(dates):
     assert trace.labels("causal")[0] == ("<s>", *"2026-11-22")
 
 
-@pytest.mark.slow
 def test_threads_tracing_and_translating_one_shared_model_get_the_single_threaded_results(dates):
     # One shipped model serves every session of a server: traces and translations run at once.
     texts = [TEXT, "1/2/50", "NOV 22 26", "22.11.2026", "March 3, 2021", "7 Jul 1999", "12/31/49"]

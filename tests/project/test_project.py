@@ -217,6 +217,7 @@ def test_warm_up_waits_for_the_first_page(monkeypatch):
     assert not thread.is_alive()  # done long before its time limit
 
 
+@pytest.mark.slow  # a fresh Python that imports TensorFlow
 def test_readme_example_of_todays_attention_runs():
     import subprocess
     import sys
@@ -237,6 +238,7 @@ def test_readme_example_of_todays_attention_runs():
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.slow  # a fresh Python that loads and runs the shipped language model
 def test_readme_example_of_the_language_model_runs():
     import subprocess
     import sys

@@ -836,6 +836,7 @@ def test_url_drops_long_texts(at):
     assert at.query_params["q_text"] == "1 0 0\n0 1 0"
 
 
+@pytest.mark.slow  # runs a shipped model and builds a decoder
 def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypatch):
     # Streamlit calls keras.backend.clear_session() after every run; Keras's version drops
     # TensorFlow's kernel cache, and the next run's first TensorFlow call rebuilds it (a trained

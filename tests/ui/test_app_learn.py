@@ -16,6 +16,8 @@ from attnviz.learn.runs import TrainingRun
 from attnviz.learn.tasks import get_task
 from attnviz.learn.training import EpochReport
 
+pytestmark = pytest.mark.slow  # loads, runs and trains models
+
 
 def _open(**params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
@@ -61,7 +63,6 @@ def test_bad_input_says_what_is_wrong_and_keeps_the_text(text, match):
     assert at.text_input(key="learn_text_dates").value == text
 
 
-@pytest.mark.slow  # four shipped models
 def test_every_task_and_score_opens_its_shipped_model():
     at = _open()
     for task in ("reverse", at.button_group(key="task").options[-1]):
@@ -78,7 +79,6 @@ def test_scaling_on_points_to_training():
     assert any("without √D scaling" in i.value for i in at.info)
 
 
-@pytest.mark.slow  # three shipped models
 def test_compare_shows_the_three_scores_side_by_side():
     at = _open(learn_view="Compare scores")
     table = at.dataframe[-1].value
@@ -90,9 +90,7 @@ def test_compare_shows_the_three_scores_side_by_side():
         assert any(t.startswith(f"{score}: ") for t in titles), titles
 
 
-@pytest.mark.parametrize(
-    "score", ["dot", *(pytest.param(s, marks=pytest.mark.slow) for s in ("general", "concat"))]
-)
+@pytest.mark.parametrize("score", ["dot", "general", "concat"])
 def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     at = _open(learn_view="One step in the explorer", score=score)
     model = load_pretrained("dates", score)
@@ -119,7 +117,6 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     assert "Trained weights" not in ui.captions(shared) and "from" not in shared.query_params
 
 
-@pytest.mark.slow  # trains
 def test_training_in_the_session_survives_reruns_and_clear_session(monkeypatch):
     import keras
 
@@ -287,7 +284,6 @@ def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transfor
     np.testing.assert_allclose(ui.weights(at), expected, atol=1e-5)
 
 
-@pytest.mark.slow  # trains
 def test_a_transformer_trained_in_the_session_survives_reruns_and_clear_session(monkeypatch):
     import keras
 

@@ -14,6 +14,8 @@ from attnviz import encode_sentences
 from attnviz.transformer.way_attention import compute_way
 from attnviz.ui.modes.three_ways import HEADS_TITLE
 
+pytestmark = pytest.mark.slow  # loads and runs the shipped Transformers
+
 
 def _open(mode: str, **params: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)

@@ -19,6 +19,8 @@ from attnviz.learn.pretrained import load_lm
 from attnviz.learn.recipes import LM_RECIPES
 from attnviz.ui.lm_views import FRESH_SEED, FRESH_SEQUENCES
 
+pytestmark = pytest.mark.slow  # loads, runs and trains language models
+
 EXAMPLE = get_lm_task("induction").example
 
 
@@ -141,7 +143,6 @@ def test_the_stories_model_reads_its_own_text():
     assert "The model guessed" in ui.captions(at)
 
 
-@pytest.mark.slow  # trains
 def test_training_here_draws_the_phase_change_and_the_probe_heads(monkeypatch):
     import keras
 

@@ -44,7 +44,7 @@ def session() -> AppTest:
     return at
 
 
-@pytest.mark.parametrize("name", [m.name for m in MODES])
+@pytest.mark.parametrize("name", [ui.quick_unless_loading(m.name) for m in MODES])
 def test_every_mode_draws_its_page(session, name):
     ui.open_mode(session, name)
     ui.assert_ok(session)

@@ -20,6 +20,8 @@ from attnviz.heads.model_text import text_inputs
 from attnviz.heads.user_model import load_model
 from attnviz.ui.server_config import MODEL_ENV
 
+pytestmark = pytest.mark.slow  # builds and inspects Keras models
+
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
