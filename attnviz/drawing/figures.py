@@ -261,12 +261,7 @@ class PlainFigure(go.Figure):
         if parts is None:
             return super().to_dict()
         traces, layout = parts
-        default = pio.templates.default  # a name, None, or (rarely) a template object
-        template = (
-            _template(default)
-            if default is None or isinstance(default, str)
-            else _template.__wrapped__(default)
-        )
+        template = _default_template()
         plain = {"data": _copied(traces), "layout": _copied(layout)}
         convert_to_base64(plain)  # numpy arrays as typed arrays, as plotly's own `to_dict` does
         if template is not None:
@@ -287,10 +282,18 @@ def _copied(value: Any) -> Any:
     return value
 
 
+def _default_template() -> dict[str, Any] | None:
+    """The plain form of plotly's default template, as a `go.Figure` puts it in its layout;
+    None if there is none. Kept per template name (a template object is read each time)."""
+    default = pio.templates.default
+    if default is None or isinstance(default, str):
+        return _template_named(default)
+    return go.Figure().to_dict()["layout"].get("template")
+
+
 @functools.lru_cache(maxsize=4)
-def _template(default: Any) -> dict[str, Any] | None:
-    """The plain form of the default template `default` (`plotly.io.templates.default`), as a
-    `go.Figure` puts it in its layout; None if there is none."""
+def _template_named(name: str | None) -> dict[str, Any] | None:
+    """`_default_template()` while the default template is `name`."""
     return go.Figure().to_dict()["layout"].get("template")
 
 
