@@ -20,6 +20,8 @@ call, and TensorFlow may fuse the element-wise passes over the (T, S) logits.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -260,7 +262,7 @@ def _stages(q, k, v, mask, bias, used, settings: AttentionSettings) -> list[np.n
     if score == "dot":  # |q·k| <= MAX_FEATURES * MAX_ABS_VALUE**2 ~ 1e33: dot never overflows
         stages = dot_attention(q, k, v, mask, scale, mask_value, bias)
     else:
-        scores = _score_layer(score, q.shape[-1], k.shape[-1], scale, used)(q, k)  # (B, T, S)
+        scores = _learned_scores(score, q, k, scale, used)  # (B, T, S)
         _check_finite_scores(scores)
         stages = [scores, *attention_stages(scores, mask, v, mask_value, bias)]
     stages = [np.asarray(x) for x in stages]  # scores, masked, weights, output
@@ -282,6 +284,33 @@ def _score_layer(
     if scale not in _DOT_LAYERS:
         _DOT_LAYERS[scale] = make_score_layer("dot", dq, dk, scale=scale, params={})
     return _DOT_LAYERS[scale]
+
+
+_LEARNED_LAYERS: OrderedDict[tuple, keras.layers.Layer] = OrderedDict()  # most recent last
+_LEARNED_LAYERS_KEPT = 16
+_LEARNED_LOCK = threading.Lock()  # one call at a time sets a shared layer's weights and runs it
+
+
+def _learned_scores(score: str, q, k, scale: bool, params: dict[str, np.ndarray]) -> Any:
+    """The scores of a scoring function with learned weights ("general", "concat"), `(B, T, S)`.
+
+    Building its Keras layer (creating and initialising its variables) cost ~2/3 of a call, so
+    the last `_LEARNED_LAYERS_KEPT` layers, one per kind, scale and weight shapes, are kept and
+    given `params` on each call.
+    """
+    shapes = tuple(sorted((name, w.shape) for name, w in params.items()))
+    key = (score, scale, q.shape[-1], k.shape[-1], shapes)
+    with _LEARNED_LOCK:
+        layer = _LEARNED_LAYERS.pop(key, None)
+        if layer is None:
+            layer = _score_layer(score, q.shape[-1], k.shape[-1], scale, params)
+        else:
+            for weight in layer.weights:
+                weight.assign(params[weight.name])
+        _LEARNED_LAYERS[key] = layer
+        while len(_LEARNED_LAYERS) > _LEARNED_LAYERS_KEPT:
+            _LEARNED_LAYERS.popitem(last=False)
+        return layer(q, k)
 
 
 _COMPILED: dict[tuple[bool, bool, str], Any] = {}  # (scale, masked, mask_value) -> graph
@@ -319,7 +348,7 @@ def _compile_dot_attention(scale: bool, masked: bool, mask_value: str, biased: b
         scores = layer(q, k)  # (B, T, S)
         return (scores, *attention_stages(scores, mask, v, mask_value, bias))
 
-    function = tf.function(stages, input_signature=signature)
+    function = tf.function(stages, input_signature=signature, autograph=False)
 
     # the concrete function: calling it skips tf.function's argument binding (~0.5 ms a call)
     return function.get_concrete_function()

@@ -4,6 +4,7 @@ Shape letters: B batch, T queries, S keys, D features (Dq/Dk/Dv), U concat units
 The float64 numpy reference in `reference.py` shares no code with attnviz.
 """
 
+import concurrent.futures
 import dataclasses
 import math
 
@@ -913,3 +914,58 @@ def test_compiled_dot_path_equals_the_eager_layers_for_any_size(scale, mask_valu
         graphs.append(dict(attention_module._COMPILED))
     assert (scale, True, mask_value) in graphs[0]
     assert all(g == graphs[0] for g in graphs)  # the same graph objects served every size
+
+
+# --- the kept layers of the learned scores ------------------------------------------------------
+
+
+def _learned_problem(seed: int, kind: str, t: int = 4, s: int = 5, dq: int = 3, dk: int = 2):
+    """Q, K, V and freshly drawn weights for a `kind` ("general", "concat") problem."""
+    rng = np.random.default_rng(seed)
+    q, k, v = rng.normal(size=(t, dq)), rng.normal(size=(s, dk)), rng.normal(size=(s, 2))
+    shapes = {"general": {"W": (dq, dk)}, "concat": {"W_q": (dq, 3), "W_k": (dk, 3), "v": (3,)}}
+    params = {name: rng.normal(size=shape) for name, shape in shapes[kind].items()}
+    return q, k, v, params
+
+
+@pytest.mark.parametrize("kind", ["general", "concat"])
+def test_learned_scores_use_each_call_s_weights_on_a_kept_layer(kind):
+    # the same kind and shapes reuse one layer: each call must still score with its own weights
+    problems = [_learned_problem(seed, kind) for seed in (1, 2, 1, 3, 2)]
+    for q, k, v, params in problems:
+        result = compute_attention(q, k, v, score=kind, causal=True, params=params)
+        expected = reference_attention(q, k, v, score=kind, scale=True, causal=True, params=params)
+        _assert_matches_reference(result, expected)
+    kept = [
+        key for key in attention_module._LEARNED_LAYERS if key[0] == kind and key[2:4] == (3, 2)
+    ]
+    assert len(kept) == 1  # one layer served the five calls
+
+
+def test_kept_learned_layers_are_bounded_and_evicted_layers_are_rebuilt():
+    limit = attention_module._LEARNED_LAYERS_KEPT
+    problems = [
+        _learned_problem(0, "general", dq=dq, dk=dk)
+        for dq in (1, 2, 3, 4, 5)
+        for dk in (1, 2, 3, 4)
+    ]
+    for q, k, v, params in problems + problems[:3]:  # 20 shapes, then the first three again
+        result = compute_attention(q, k, v, score="general", params=params)
+        expected = reference_attention(q, k, v, score="general", scale=True, params=params)
+        _assert_matches_reference(result, expected)
+        assert len(attention_module._LEARNED_LAYERS) <= limit
+
+
+def test_threads_scoring_with_different_weights_get_their_own_results():
+    problems = [_learned_problem(seed, kind) for seed in range(6) for kind in ("general", "concat")]
+    kinds = ["general", "concat"] * 6
+
+    def run(i: int) -> np.ndarray:
+        q, k, v, params = problems[i % len(problems)]
+        return compute_attention(q, k, v, score=kinds[i % len(kinds)], params=params).output
+
+    alone = [run(i) for i in range(len(problems))]
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(run, range(len(problems) * 4)))
+    for i, output in enumerate(together):
+        np.testing.assert_array_equal(output, alone[i % len(problems)])

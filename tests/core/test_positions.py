@@ -7,7 +7,6 @@ float64 cell-by-cell reference in `reference.py`, and against their defining pro
 
 import math
 
-import keras_hub
 import numpy as np
 import pytest
 from reference import reference_alibi, reference_attention, reference_rope, softmax_rows
@@ -29,20 +28,28 @@ TOL = {"rtol": 1e-5, "atol": 1e-5}
 RNG = np.random.default_rng(19)
 
 
+@pytest.fixture(scope="module")
+def hub_layers():
+    """keras_hub's layers, imported only by the tests that compare with them (~1 s)."""
+    import keras_hub
+
+    return keras_hub.layers
+
+
 # --- RoPE ---------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("theta", [10_000.0, 500_000.0, 10.0], ids=["1e4", "5e5", "10"])
-def test_rope_equals_keras_hub_rotary_embedding(theta):
+def test_rope_equals_keras_hub_rotary_embedding(theta, hub_layers):
     x = RNG.normal(size=(2, 9, 8)).astype(np.float32)  # (B, T, D)
-    hub = keras_hub.layers.RotaryEmbedding(max_wavelength=theta)(x)
+    hub = hub_layers.RotaryEmbedding(max_wavelength=theta)(x)
     np.testing.assert_allclose(apply_rope(x, theta=theta), np.asarray(hub), **TOL)
 
 
-def test_rope_equals_keras_hub_with_given_positions_and_a_heads_axis():
+def test_rope_equals_keras_hub_with_given_positions_and_a_heads_axis(hub_layers):
     x = RNG.normal(size=(1, 3, 6, 4)).astype(np.float32)  # (B, H, T, D)
     positions = np.array([5, 6, 7, 8, 9, 10])
-    layer = keras_hub.layers.RotaryEmbedding(sequence_axis=2)
+    layer = hub_layers.RotaryEmbedding(sequence_axis=2)
     hub = layer(x, positions=positions.astype(np.float32))
     np.testing.assert_allclose(apply_rope(x, positions), np.asarray(hub), **TOL)
 
@@ -106,9 +113,9 @@ def test_alibi_slopes_pinned_for_powers_of_two_and_others():
 
 
 @pytest.mark.parametrize("heads", range(1, 17))
-def test_alibi_slopes_equal_keras_hub(heads):
+def test_alibi_slopes_equal_keras_hub(heads, hub_layers):
     key_length = 5
-    hub = keras_hub.layers.AlibiBias()(np.zeros((1, heads, 1, key_length), np.float32))
+    hub = hub_layers.AlibiBias()(np.zeros((1, heads, 1, key_length), np.float32))
     # keras_hub's bias is slope · (j − (S − 1)): the first key holds −slope · (S − 1)
     slopes = -np.asarray(hub)[0, :, 0, 0] / (key_length - 1)
     np.testing.assert_allclose(alibi_slopes(heads), slopes, rtol=1e-6)
@@ -122,10 +129,10 @@ def test_alibi_bias_pinned_and_equal_to_the_cell_reference():
 
 
 @pytest.mark.parametrize("heads", [1, 3, 4, 8, 12])
-def test_alibi_causal_weights_equal_keras_hub(heads):
+def test_alibi_causal_weights_equal_keras_hub(heads, hub_layers):
     t = 6
     scores = RNG.normal(size=(1, heads, t, t)).astype(np.float32)  # (B, H, T, S)
-    hub = np.asarray(keras_hub.layers.AlibiBias()(scores))[0]  # (H, T, S)
+    hub = np.asarray(hub_layers.AlibiBias()(scores))[0]  # (H, T, S)
     causal = np.tri(t, dtype=bool)
     ours = scores[0] + alibi_bias(heads, t, t)
     # on the allowed cells of each row the two biases differ by one constant per row
@@ -139,7 +146,7 @@ def test_alibi_causal_weights_equal_keras_hub(heads):
         result = compute_attention(
             q, k, np.eye(t), causal=True, position="alibi", alibi_heads=heads, alibi_head=h
         )
-        hub_h = keras_hub.layers.AlibiBias()(np.asarray(result.scores)[None, None].repeat(heads, 1))
+        hub_h = hub_layers.AlibiBias()(np.asarray(result.scores)[None, None].repeat(heads, 1))
         logits = np.where(causal, np.asarray(hub_h)[0, h], -np.inf)
         np.testing.assert_allclose(result.weights, softmax_rows(logits), **TOL)
 

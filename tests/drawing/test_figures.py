@@ -621,6 +621,33 @@ def test_a_plain_figure_draws_exactly_what_plotlys_figure_draws(case):
     assert "template" in drawn[0]["layout"]
 
 
+def test_a_plain_figure_writes_every_kind_of_array_as_plotly_does():
+    # the typed arrays are written here, not by plotly: every dtype, order and place must give
+    # plotly's JSON (64-bit integers narrowed, bools and strings as lists, nothing under "range")
+    import plotly.graph_objects as go
+    import plotly.io
+
+    arrays = {
+        "z": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "x": np.linspace(0, 1, 4),
+        "y": np.array([1, 2, 3]),  # int64
+        "text": np.array(["<b>a</b>", "b", "c"]),
+        "customdata": np.array([True, False, True]),
+        "ids": np.arange(6, dtype=np.uint64)[::2],  # strided
+        "meta": np.arange(4, dtype=">f4"),  # big-endian
+        "hovertext": np.zeros((0,)),
+        "zmax": np.float32(2.5),  # a numpy scalar, not an array
+        "marker": {"color": np.arange(3, dtype=np.int16), "size": [np.ones(3)]},
+    }
+    traces = [{"type": "heatmap", **arrays}]
+    layout = {"xaxis": {"range": np.array([0.0, 1.0])}, "title": {"text": "arrays"}}
+    plain = figures.PlainFigure.of(traces, layout)
+    plotlys = go.Figure(data=traces, layout=layout, _validate=False)
+    drawn = [json.loads(plotly.io.to_json(f.to_dict(), validate=False)) for f in (plain, plotlys)]
+    assert drawn[0] == drawn[1]
+    assert drawn[0]["data"][0]["z"]["dtype"] == "f4"
+
+
 def test_a_plain_figure_becomes_a_figure_when_used_as_one():
     import copy
     import pickle
