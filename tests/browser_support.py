@@ -79,6 +79,15 @@ PAGE = """{
     return div ? Array.from(div.querySelectorAll(
       '.xtick text, .ytick text, .x2tick text, .y2tick text'), e => e.textContent) : [];
   },
+  widened() {
+    // the titles of the charts whose margins plotly widened after drawing them (which makes
+    // it draw the chart a second time): their figure left too little room for a label or bar
+    return Array.from(document.querySelectorAll('.js-plotly-plot'), div => {
+      const given = div.layout.margin || {}, used = div._fullLayout._size;
+      const wider = ['l', 'r', 't', 'b'].some(side => Math.round(used[side]) > given[side]);
+      return wider ? ((div.querySelector('.gtitle') || {}).textContent || '(untitled)') : null;
+    }).filter(title => title !== null);
+  },
   idle() { return !document.querySelector('[data-testid="stStatusWidget"]'); },
   close(actual, expected, tol) {
     return !!actual && actual.length === expected.length && actual.every((row, i) =>
@@ -269,6 +278,10 @@ class App:
     def chart_titles(self) -> list[str]:
         """The titles of the charts on the page, in page order."""
         return self.read("(page) => page.titles()")
+
+    def widened_charts(self) -> list[str]:
+        """The titles of the charts whose margins plotly had to widen, drawing them twice."""
+        return self.read("(page) => page.widened()")
 
     def z(self, title: str) -> list[list[float | None]] | None:
         """The cell values of the chart called `title` (None for blocked/NaN cells)."""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import FONT_SIZE
+from attnviz.drawing.figures import FONT_SIZE, TITLE_STANDOFF
 
 ACCURACY_SERIES = (  # (field of a history row, legend name, dash)
     (2, "training characters", "dot"),
@@ -56,13 +56,18 @@ def training_curves(history: Sequence[Sequence[float]], *, title: str = "") -> g
     layout = dict(
         title=dict(text=title, x=0.0, xanchor="left"),
         height=320,
-        margin=dict(l=60, r=60, t=50, b=50),
+        margin=dict(l=60, r=60, t=50, b=88),  # the axis title, then the legend (y=-0.25)
         font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
-        xaxis=dict(title=dict(text="epoch"), dtick=1, rangemode="tozero"),
-        yaxis=dict(title=dict(text="loss"), rangemode="tozero"),
-        yaxis2=dict(title=dict(text="accuracy (%)"), overlaying="y", side="right", range=[0, 100]),
+        xaxis=dict(title=dict(text="epoch", standoff=TITLE_STANDOFF), dtick=1, rangemode="tozero"),
+        yaxis=dict(title=dict(text="loss", standoff=TITLE_STANDOFF), rangemode="tozero"),
+        yaxis2=dict(
+            title=dict(text="accuracy (%)", standoff=TITLE_STANDOFF),
+            overlaying="y",
+            side="right",
+            range=[0, 100],
+        ),
         legend=dict(orientation="h", y=-0.25),
         hovermode="x unified",
     )

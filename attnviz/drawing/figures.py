@@ -60,6 +60,14 @@ FONT_SIZE = 12
 CHAR_WIDTH = 0.6 * FONT_SIZE  # px of an average Latin character; wide (CJK) characters count 2
 LINE_HEIGHT = 1.3 * FONT_SIZE  # px of one line of tick or title text
 MAX_LABEL_EXTENT = 180  # px: the margin grows with the labels up to this, then labels overflow
+TITLE_STANDOFF = 8  # px between an axis's (or the colour bar's) labels and its title
+BAR_THICKNESS = 12  # px: the colour bar
+BAR_PAD = 10  # px: space on each side of the colour bar
+BAR_TICK_GAP = 6  # px between the colour bar and its labels, with room to spare
+BAR_LABEL_CHARS = 4  # characters the colour bar's widest number label is allowed for
+NUMBER_LABEL = (
+    "−" * BAR_LABEL_CHARS
+)  # as wide as the widest number plotly's ticks are given room for
 PLOT_WIDTH = 480  # px a heatmap's cells get, about: half of a wide page, less the colour bar
 THUMB_WIDTH = 180  # px a thumbnail's cells get, about: a quarter of a wide page, less labels
 
@@ -209,7 +217,7 @@ def heatmap_parts(
     title_room = _title_room(_title(title, width) + note)
     margin = _heatmap_margin(
         x_ticks["ticktext"], x_angle, y_ticks["ticktext"], title_room, titled=not thumbnail
-    )
+    ) | dict(r=10 if thumbnail else _colorbar_room(kind, fit_scale))
     layout = _base_layout(_title(title, width) + note, n_rows) | dict(
         margin=margin,
         xaxis=_data_axis(_cell_names(cols, grid.col_edges), (-0.5, s - 0.5)),
@@ -531,11 +539,31 @@ def _color_range(kind: str, z: np.ndarray, fit: bool = False) -> dict[str, float
 
 
 def _colorbar(kind: str, style: _Kind) -> dict[str, Any]:
-    """A slim colour bar; the mask's shows "blocked" / "allowed" instead of numbers."""
-    bar: dict[str, Any] = dict(thickness=12, tickfont=dict(size=FONT_SIZE))
+    """A slim colour bar; the mask's shows "blocked" / "allowed" instead of numbers. It sits
+    in the right margin (`_colorbar_room`), beside the cells."""
+    bar: dict[str, Any] = dict(
+        thickness=BAR_THICKNESS, tickfont=dict(size=FONT_SIZE), x=1.0, xpad=BAR_PAD
+    )
     if kind == "mask":
         return bar | dict(tickmode="array", tickvals=[0.25, 0.75], ticktext=["blocked", "allowed"])
     return bar | dict(title=dict(text=style.value_name, side="right"))
+
+
+def _colorbar_room(kind: str, fit_scale: bool = False) -> int:
+    """Pixels of right margin that hold the colour bar, its labels and its title.
+
+    A margin that is too small is widened by plotly once the bar is drawn, and then plotly
+    draws the whole chart a second time (the Streamlit theme's axes widen their margins the
+    same way; `TITLE_STANDOFF` and these margins leave them nothing to widen). Numeric labels
+    are taken as at most `BAR_LABEL_CHARS` characters ("−0.5", "−200"): wider ones cost that redraw.
+    """
+    if kind == "mask":
+        labels, titled = max(_text_width(t) for t in ("blocked", "allowed")), False
+    else:
+        widest = "0.8" if kind == "weights" and not fit_scale else NUMBER_LABEL
+        labels, titled = _text_width(widest), True
+    title = TITLE_STANDOFF + LINE_HEIGHT if titled else 0
+    return math.ceil(2 * BAR_PAD + BAR_THICKNESS + BAR_TICK_GAP + labels + title)
 
 
 def _cell_text(z: np.ndarray, digits: int = 3) -> list[list[str]]:
@@ -642,7 +670,7 @@ def _label_axis(
         overlaying=data_axis,
         anchor="y" if data_axis == "x" else "x",
         side="bottom" if data_axis == "x" else "left",
-        title=dict(text=title),
+        title=dict(text=title, standoff=TITLE_STANDOFF),
         showgrid=False,
         zeroline=False,
         range=list(span),
@@ -770,11 +798,26 @@ def focus_row(
     traces = [_allowed_bars(row, ~blocked[0], names, style, kind, axis_title)]
     if blocked.any():
         traces.append(_blocked_bars(np.flatnonzero(blocked[0]), names, axis_title))
-    layout = _base_layout(_title(title, PLOT_WIDTH), 0) | dict(
+    x_ticks, x_angle = _x_ticks(labels, row.size)
+    layout = _base_layout(_title(title, PLOT_WIDTH), 0)
+    margin = _heatmap_margin(
+        x_ticks["ticktext"], x_angle, [NUMBER_LABEL], layout["margin"]["t"]
+    )  # the value axis's labels are plotly's numbers
+    layout |= dict(
+        margin=margin,
         hovermode="x",
         bargap=0.1,
-        xaxis=dict(title=dict(text=axis_title), showgrid=False, **_x_ticks(labels, row.size)[0]),
-        yaxis=dict(title=dict(text=style.value_name), rangemode="tozero", zeroline=True),
+        xaxis=dict(
+            title=dict(text=axis_title, standoff=TITLE_STANDOFF),
+            showgrid=False,
+            tickangle=x_angle,
+            **x_ticks,
+        ),
+        yaxis=dict(
+            title=dict(text=style.value_name, standoff=TITLE_STANDOFF),
+            rangemode="tozero",
+            zeroline=True,
+        ),
     )
     return _figure(traces, layout)
 

@@ -460,7 +460,7 @@ def head_map(
         layout=dict(
             title=dict(text=_title(title, width), x=0.0, xanchor="left"),  # never cut
             width=width, height=top + 40 + n_layers * (side + 6),
-            margin=dict(l=70, r=70, t=top, b=30),
+            margin=dict(l=70, r=80, t=top, b=40),  # room for the labels: drawn once
             xaxis=dict(tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4],
                        ticktext=[f"head {h}" for h in range(n_heads)], **_BARE_AXIS),
             yaxis=dict(tickvals=list(range(n_layers)), ticktext=names, autorange="reversed",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import FONT_SIZE
+from attnviz.drawing.figures import FONT_SIZE, TITLE_STANDOFF
 
 RIGHT_COLOR = "#2ca02c"  # the token that came next was the model's best guess
 WRONG_COLOR = "#9a9a9a"  # it was not
@@ -63,9 +63,13 @@ def next_token_figure(
             tickvals=list(range(1, n + 1))[::every],
             ticktext=labels[::every],
             tickangle=0,
-            title=dict(text="next token"),
+            title=dict(text="next token", standoff=TITLE_STANDOFF),
         ),
-        yaxis=dict(range=[0, 1.02], title=dict(text="probability"), tickvals=[0, 0.5, 1]),
+        yaxis=dict(
+            range=[0, 1.02],
+            title=dict(text="probability", standoff=TITLE_STANDOFF),
+            tickvals=[0, 0.5, 1],
+        ),
     )
     return go.Figure(data=[trace], layout=layout)
 

@@ -648,6 +648,31 @@ def test_a_plain_figure_writes_every_kind_of_array_as_plotly_does():
     assert drawn[0]["data"][0]["z"]["dtype"] == "f4"
 
 
+def test_axis_titles_keep_their_own_distance_from_the_labels():
+    # a theme's larger standoff (Streamlit's is 24-32 px) would widen the margins computed here
+    # and make plotly draw every chart twice; a browser test checks that no chart is widened
+    figs = [
+        figures.heatmap(np.eye(3), kind="weights", row_labels=["a", "b", "c"]),
+        figures.focus_row([0.2, 0.8], col_labels=["x", "y"]),
+    ]
+    for fig in figs:
+        layout = fig.to_dict()["layout"]
+        titled = [a for name, a in layout.items() if name.startswith(("xaxis", "yaxis"))]
+        titled = [a for a in titled if a.get("title", {}).get("text")]
+        assert titled and all(a["title"]["standoff"] == figures.TITLE_STANDOFF for a in titled)
+
+
+def test_the_right_margin_holds_the_colour_bar():
+    for kind in ("weights", "signed", "values", "mask"):
+        fig = figures.heatmap(np.eye(3), kind=kind)
+        layout, bar = fig.to_dict()["layout"], fig.to_dict()["data"][0]["colorbar"]
+        assert bar["x"] == 1.0 and bar["xpad"] == figures.BAR_PAD  # in the margin, beside
+        assert layout["margin"]["r"] == figures._colorbar_room(kind)
+        assert layout["margin"]["r"] >= 2 * figures.BAR_PAD + figures.BAR_THICKNESS + 20
+    thumbnail = figures.heatmap(np.eye(3), kind="weights", thumbnail=True).to_dict()
+    assert thumbnail["layout"]["margin"]["r"] == 10  # no colour bar
+
+
 def test_a_plain_figure_becomes_a_figure_when_used_as_one():
     import copy
     import pickle

@@ -104,6 +104,8 @@ def test_causal_toggle_changes_the_weights(app: App):
     weights = app.wait_for_weights(NUMPY_LAB_CAUSAL)
     assert weights[0] == [1.0, 0.0]  # exact: the masked key gets nothing
     app.wait_for_query({"causal": ["true"]})
+    # each chart drawn once: its margins already hold its labels, titles and colour bar
+    assert len(app.chart_titles()) >= 6 and app.widened_charts() == []
 
 
 def test_compare_view_draws_a_b_and_their_difference(app: App):
@@ -117,6 +119,7 @@ def test_compare_view_draws_a_b_and_their_difference(app: App):
     app.wait_for_weights(NUMPY_LAB, "B: no masks")
     diff = (np.asarray(NUMPY_LAB_CAUSAL) - np.asarray(NUMPY_LAB)).tolist()
     assert close(app.z("A − B"), diff)
+    assert app.widened_charts() == []
     assert "view=Compare" in app.location()
 
 
