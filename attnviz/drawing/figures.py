@@ -65,9 +65,8 @@ BAR_THICKNESS = 12  # px: the colour bar
 BAR_PAD = 10  # px: space on each side of the colour bar
 BAR_TICK_GAP = 6  # px between the colour bar and its labels, with room to spare
 BAR_LABEL_CHARS = 4  # characters the colour bar's widest number label is allowed for
-NUMBER_LABEL = (
-    "−" * BAR_LABEL_CHARS
-)  # as wide as the widest number plotly's ticks are given room for
+# a stand-in as wide as the widest number label plotly's own ticks are given room for
+NUMBER_LABEL = "−" * BAR_LABEL_CHARS
 PLOT_WIDTH = 480  # px a heatmap's cells get, about: half of a wide page, less the colour bar
 THUMB_WIDTH = 180  # px a thumbnail's cells get, about: a quarter of a wide page, less labels
 
@@ -555,7 +554,8 @@ def _colorbar_room(kind: str, fit_scale: bool = False) -> int:
     A margin that is too small is widened by plotly once the bar is drawn, and then plotly
     draws the whole chart a second time (the Streamlit theme's axes widen their margins the
     same way; `TITLE_STANDOFF` and these margins leave them nothing to widen). Numeric labels
-    are taken as at most `BAR_LABEL_CHARS` characters ("−0.5", "−200"): wider ones cost that redraw.
+    are taken as at most `BAR_LABEL_CHARS` characters ("−0.5", "−200"): a wider one costs that
+    second drawing, nothing else.
     """
     if kind == "mask":
         labels, titled = max(_text_width(t) for t in ("blocked", "allowed")), False
