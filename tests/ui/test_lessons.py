@@ -71,6 +71,7 @@ def test_lesson_3_compares_scaled_and_unscaled_on_the_keras_tutorial_inputs():
     assert ui.titles(at)[:2] == ["A: current settings", "B: unscaled"]
 
 
+@pytest.mark.slow  # the last lesson loads the shipped language model
 def test_the_lessons_of_today_s_attention_open_rope_and_the_language_model():
     at = ui.new_session("matrices")
     ui.open_page(at, f"lesson-{len(LESSONS) - 1}")
