@@ -932,14 +932,14 @@ def _learned_problem(seed: int, kind: str, t: int = 4, s: int = 5, dq: int = 3, 
 def test_learned_scores_use_each_call_s_weights_on_a_kept_layer(kind):
     # the same kind and shapes reuse one layer: each call must still score with its own weights
     problems = [_learned_problem(seed, kind) for seed in (1, 2, 1, 3, 2)]
+    layers = []
     for q, k, v, params in problems:
         result = compute_attention(q, k, v, score=kind, causal=True, params=params)
         expected = reference_attention(q, k, v, score=kind, scale=True, causal=True, params=params)
         _assert_matches_reference(result, expected)
-    kept = [
-        key for key in attention_module._LEARNED_LAYERS if key[0] == kind and key[2:4] == (3, 2)
-    ]
-    assert len(kept) == 1  # one layer served the five calls
+        shapes = tuple(sorted((name, np.shape(w)) for name, w in params.items()))
+        layers.append(attention_module._LEARNED_LAYERS[(kind, True, 3, 2, shapes)])
+    assert all(layer is layers[0] for layer in layers)  # one layer served the five calls
 
 
 def test_kept_learned_layers_are_bounded_and_evicted_layers_are_rebuilt():
