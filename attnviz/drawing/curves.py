@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import FONT_SIZE, TITLE_STANDOFF
+from attnviz.drawing.figures import FONT_SIZE, standoff_title
 
 ACCURACY_SERIES = (  # (field of a history row, legend name, dash)
     (2, "training characters", "dot"),
@@ -60,10 +60,10 @@ def training_curves(history: Sequence[Sequence[float]], *, title: str = "") -> g
         font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
-        xaxis=dict(title=dict(text="epoch", standoff=TITLE_STANDOFF), dtick=1, rangemode="tozero"),
-        yaxis=dict(title=dict(text="loss", standoff=TITLE_STANDOFF), rangemode="tozero"),
+        xaxis=dict(title=standoff_title("epoch"), dtick=1, rangemode="tozero"),
+        yaxis=dict(title=standoff_title("loss"), rangemode="tozero"),
         yaxis2=dict(
-            title=dict(text="accuracy (%)", standoff=TITLE_STANDOFF),
+            title=standoff_title("accuracy (%)"),
             overlaying="y",
             side="right",
             range=[0, 100],

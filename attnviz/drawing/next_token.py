@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import FONT_SIZE, TITLE_STANDOFF
+from attnviz.drawing.figures import FONT_SIZE, standoff_title
 
 RIGHT_COLOR = "#2ca02c"  # the token that came next was the model's best guess
 WRONG_COLOR = "#9a9a9a"  # it was not
@@ -63,11 +63,11 @@ def next_token_figure(
             tickvals=list(range(1, n + 1))[::every],
             ticktext=labels[::every],
             tickangle=0,
-            title=dict(text="next token", standoff=TITLE_STANDOFF),
+            title=standoff_title("next token"),
         ),
         yaxis=dict(
             range=[0, 1.02],
-            title=dict(text="probability", standoff=TITLE_STANDOFF),
+            title=standoff_title("probability"),
             tickvals=[0, 0.5, 1],
         ),
     )
