@@ -6,8 +6,8 @@ the `playwright` package the browser tests are skipped, unless `ATTNVIZ_REQUIRE_
 (set by CI), which turns the skip into a failure.
 
 Streamlit reruns are asynchronous, so every helper waits for a condition, never a fixed time:
-Playwright's own waits (`page.wait_for_function` runs a JavaScript condition in the page on every
-animation frame; `expect` and locators wait for elements), never a sleep.
+Playwright's own waits (`page.wait_for_function` runs a JavaScript condition in the page every
+`POLL_MS`; `expect` and locators wait for elements), never a sleep.
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ from deploy import chromium, servers
 
 REQUIRE_ENV = "ATTNVIZ_REQUIRE_BROWSER"
 WAIT_SECONDS = 30  # most time any rerun may take
+POLL_MS = 50  # how often a wait checks its condition in the page. Not Playwright's default,
+# every animation frame: that keeps an idle page drawing 60 frames a second, ~13 % of a core
+# here while a test waits (measured 2026-11-27), taken from the server and the other tests
 VIEWPORT = {"width": 1400, "height": 1000}
 
 # the labels of the controls the tests use, and the NumPy lab preset's weights
@@ -191,14 +194,16 @@ class App:
         self, condition: str, arg: Any = None, what: str = "", timeout: float = WAIT_SECONDS
     ) -> Any:
         """Wait until the JavaScript `condition(page, arg)` (see `in_page`) is truthy and return
-        its value. Playwright evaluates it in the page on every animation frame
+        its value. Playwright evaluates it in the page every `POLL_MS`
         (`page.wait_for_function`); on a timeout the failure says what was awaited and what the
         condition gave last."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         script = in_page(condition)
         try:
-            handle = self.page.wait_for_function(script, arg=arg, timeout=timeout * 1000)
+            handle = self.page.wait_for_function(
+                script, arg=arg, polling=POLL_MS, timeout=timeout * 1000
+            )
         except PlaywrightTimeout:
             last = self.page.evaluate(script, arg)
             raise AssertionError(

@@ -9,6 +9,14 @@ from collections.abc import Iterator
 import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
+# One thread per TensorFlow op pool in each test process and in the servers the tests start
+# (they inherit the environment): the two test processes, the server and Chromium already share
+# two cores, and TensorFlow's own pools of two threads each only made them wait on each other
+# (measured 2026-11-27, the training and Transformer tests, `-n 2`, two runs each: 92-95 s and
+# 177-179 CPU-s with TensorFlow's default, 81-89 s and 146-164 CPU-s with one thread). No test
+# depends on it: each compares runs of one process, or scores within bounds.
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
+os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
 # The browser fixtures, registered once so the session has one Chromium and one Playwright.
 pytest_plugins = ["browser_support"]

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from app_support import grid_blocks
 from browser_support import (  # fixtures: conftest's pytest_plugins
+    POLL_MS,
     SENTENCES,
     WAIT_SECONDS,
     WEIGHTS,
@@ -104,7 +105,7 @@ def test_multihead_grid_and_line_view_hover(app: App):
     visible = frame.wait_for_function(
         "(total) => { const n = Array.from(document.querySelectorAll('svg line'))"
         ".filter(l => l.style.display !== 'none').length; return n < total && n; }",
-        arg=total, timeout=WAIT_SECONDS * 1000,
+        arg=total, polling=POLL_MS, timeout=WAIT_SECONDS * 1000,
     ).json_value()  # fmt: skip
     assert 0 < visible < total  # only this token's lines remain
     assert app.dialogs == [] and app.errors == []
@@ -172,7 +173,7 @@ def _wait_for_ranges(app: App, chart, condition: str, full: list, seconds=WAIT_S
     )
     handle = chart.element_handle()
     return app.page.wait_for_function(
-        script, arg=[handle, full], timeout=seconds * 1000
+        script, arg=[handle, full], polling=POLL_MS, timeout=seconds * 1000
     ).json_value()
 
 
