@@ -298,8 +298,7 @@ def _learned_scores(score: str, q, k, scale: bool, params: dict[str, np.ndarray]
     the last `_LEARNED_LAYERS_KEPT` layers, one per kind, scale and weight shapes, are kept and
     given `params` on each call.
     """
-    shapes = tuple(sorted((name, w.shape) for name, w in params.items()))
-    key = (score, scale, q.shape[-1], k.shape[-1], shapes)
+    key = _learned_key(score, scale, q.shape[-1], k.shape[-1], params)
     with _LEARNED_LOCK:
         layer = _LEARNED_LAYERS.pop(key, None)
         if layer is None:
@@ -311,6 +310,12 @@ def _learned_scores(score: str, q, k, scale: bool, params: dict[str, np.ndarray]
         while len(_LEARNED_LAYERS) > _LEARNED_LAYERS_KEPT:
             _LEARNED_LAYERS.popitem(last=False)
         return layer(q, k)
+
+
+def _learned_key(score: str, scale: bool, dq: int, dk: int, params: dict[str, Any]) -> tuple:
+    """The key of a kept learned-score layer: its kind, scale, Q and K widths and weight shapes."""
+    shapes = tuple(sorted((name, np.shape(w)) for name, w in params.items()))
+    return (score, scale, dq, dk, shapes)
 
 
 _COMPILED: dict[tuple[bool, bool, str], Any] = {}  # (scale, masked, mask_value) -> graph
