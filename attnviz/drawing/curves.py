@@ -67,6 +67,12 @@ def training_curves(history: Sequence[Sequence[float]], *, title: str = "") -> g
             overlaying="y",
             side="right",
             range=[0, 100],
+            # plotly's default for an overlaying axis puts its ticks at the loss axis's grid
+            # lines (20.2, 40.4, ... %): whole tens of percent instead, on their own grid
+            tickmode="linear",
+            tick0=0,
+            dtick=20,
+            showgrid=False,
         ),
         legend=dict(orientation="h", y=-0.25),
         hovermode="x unified",

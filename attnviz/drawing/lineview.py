@@ -63,13 +63,18 @@ const labels = [d.rows, d.cols].map((names, side) => names.map((name, k) => {
 
 
 def line_view_data(
-    weights: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]
+    weights: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    row_positions: Sequence[int] | None = None,
 ) -> dict:
     """The lines to draw: `[i, j, weight]` for every weight of at least `MIN_WEIGHT`.
 
     Args:
         weights: `(T, S)` attention weights in [0, 1].
         row_labels: `(T,)` query tokens; col_labels: `(S,)` key tokens.
+        row_positions: `(T,)` the queries' positions shown beside them (default 0 … T − 1);
+            one query of a sentence, "sat" at position 2, is `[2]`.
     """
     w = np.asarray(weights, dtype=np.float64)  # (T, S)
     t, s = w.shape
@@ -78,10 +83,16 @@ def line_view_data(
             f"The line view draws at most {MAX_LINE_TOKENS} queries and keys. Received {t} "
             f"queries and {s} keys: use the heatmap, or fewer tokens."
         )
+    positions = range(t) if row_positions is None else [int(i) for i in row_positions]
+    if len(positions) != t:
+        raise ValueError(
+            f"`row_positions` needs one position per query: {t} queries, "
+            f"{len(positions)} positions."
+        )
     rows, cols = np.nonzero(w >= MIN_WEIGHT)
     lines = [[int(i), int(j), round(float(w[i, j]), 4)] for i, j in zip(rows, cols, strict=True)]
     return {
-        "rows": [f"{label} ·{i}" for i, label in enumerate(row_labels)],
+        "rows": [f"{label} ·{i}" for i, label in zip(positions, row_labels, strict=True)],
         "cols": [f"{j}· {label}" for j, label in enumerate(col_labels)],
         "lines": lines,
         "rowH": row_height(t, s),
@@ -96,10 +107,13 @@ def line_view_html(
     col_labels: Sequence[str],
     *,
     theme: str = "light",
+    row_positions: Sequence[int] | None = None,
 ) -> str:
-    """A self-contained HTML page drawing the line view of `weights (T, S)`."""
+    """A self-contained HTML page drawing the line view of `weights (T, S)` (`row_positions` as
+    in `line_view_data`)."""
     text, line, high = THEMES.get(theme, THEMES["light"])
-    data = json.dumps(line_view_data(weights, row_labels, col_labels), ensure_ascii=True)
+    data = line_view_data(weights, row_labels, col_labels, row_positions)
+    data = json.dumps(data, ensure_ascii=True)
     # JSON inside <script>: escape what could close the element or start markup
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     page = _PAGE.replace("__TEXT__", text).replace("__LINE__", line).replace("__HIGH__", high)

@@ -25,6 +25,7 @@ class FirstLook:
     """One query's attention over a sentence."""
 
     query_label: str  # the token that asks
+    query_position: int  # its place in the sentence (from 0)
     key_labels: tuple[str, ...]  # (S,) the tokens that answer
     query: np.ndarray  # (D,) its query vector
     keys: np.ndarray  # (S, D) their key vectors
@@ -38,4 +39,6 @@ def first_look() -> FirstLook:
     keys = np.asarray(KEYS, dtype=np.float64)  # (S, D)
     result = tiled_attention(query, keys, keys, key_tile=len(TOKENS), scale=False)
     scores = keys @ query[0]  # (S,) the logits softmax saw
-    return FirstLook(TOKENS[QUERY_TOKEN], TOKENS, query[0], keys, scores, result.weights[0])
+    return FirstLook(
+        TOKENS[QUERY_TOKEN], QUERY_TOKEN, TOKENS, query[0], keys, scores, result.weights[0]
+    )

@@ -39,10 +39,11 @@ LESSONS: tuple[Lesson, ...] = (
         "with every **key** row, and the simplest comparison is the dot product q · k: multiply "
         "the features pairwise and add them up. A large score means the key matches the query. "
         "The step-by-step view below works one cell out in full.",
-        "Pick query 1 and key 1 in Step by step and follow the arithmetic. Then type `0 0 9` "
-        "as the second key: which of query 1's scores grows, and why?",
+        "Pick query 1 and key 1 in Step by step and follow the arithmetic. Then type `0 9 0` "
+        "as the second key (key 1): query 1's score for it grows from 5 to 9, and query 0's "
+        "falls from 4 to 0. Why?",
         "matrices",
-        {"preset": "01_numpy_lab", "settings": {"causal": False}, "view": "Step by step"},
+        {"preset": "13_numpy_lab_no_mask", "view": "Step by step"},
     ),
     Lesson(
         "Softmax turns scores into weights",
@@ -53,7 +54,7 @@ LESSONS: tuple[Lesson, ...] = (
         "Multiply every number of Q by 10 (type `10 0 0` and `0 10 0`). The weights get much "
         "sharper: one key takes almost all. Do the rows still sum to 1?",
         "matrices",
-        {"preset": "01_numpy_lab", "settings": {"causal": False}, "view": "Heatmaps"},
+        {"preset": "13_numpy_lab_no_mask", "view": "Heatmaps"},
     ),
     Lesson(
         "Why divide by √d_k",

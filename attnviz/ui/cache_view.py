@@ -14,6 +14,7 @@ from attnviz.drawing import figures
 from attnviz.drawing.stages import SequenceView
 from attnviz.ui.charts import chart
 from attnviz.ui.messages import plain, shown
+from attnviz.ui.presenter import chart_columns
 from attnviz.ui.state import slot
 
 STEP = slot("cache_t", 0, url=True)  # the decoding step shown
@@ -50,7 +51,7 @@ def cache_view(view: SequenceView) -> None:
            if step.kept_bytes != step.cache_bytes else ".")
     )  # fmt: skip
     rows = list(view.cols[:n])
-    left, right = st.columns(2)
+    left, right = chart_columns(2)
     with left:
         chart(
             figures.heatmap(step.keys[0], kind="values", title=f"The cached keys ({n} × Dk)",

@@ -10,7 +10,7 @@ import streamlit as st
 from attnviz.drawing.construction import Side, side_figures
 from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
 from attnviz.drawing.model_view import model_view
-from attnviz.ui.presenter import enlarged
+from attnviz.ui.presenter import chart_columns, enlarged
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 ACROSS = ": queries down, keys across"  # how a head grid's cells read, ending its titles
@@ -39,15 +39,17 @@ def folded(label: str, key: str):
     return box if box.open else None
 
 
-def line_view(weights: np.ndarray, rows, cols) -> None:
-    """The line view of one `(T, S)` weight matrix, or a note when it has too many tokens."""
+def line_view(weights: np.ndarray, rows, cols, row_positions=None) -> None:
+    """The line view of one `(T, S)` weight matrix, or a note when it has too many tokens;
+    `row_positions`: the queries' positions, when not 0 … T − 1."""
     t, s = weights.shape
     if max(t, s) > MAX_LINE_TOKENS:
         st.caption(f"The line view shows up to {MAX_LINE_TOKENS} tokens a side.")
         return
     theme = getattr(getattr(st.context, "theme", None), "type", None) or "light"
     # our own page; the tokens inside are JSON data drawn with textContent (see lineview)
-    st.iframe(line_view_html(weights, rows, cols, theme=theme), height=line_view_height(t, s))
+    page = line_view_html(weights, rows, cols, theme=theme, row_positions=row_positions)
+    st.iframe(page, height=line_view_height(t, s))
 
 
 def head_grid(
@@ -91,6 +93,6 @@ def made_from_tokens(side: Side, key: str) -> None:
     figs = side_figures(side)
     for names in (("embeddings", "positional", "inputs"), ("W_Q", "W_K", "W_V"), ("Q", "K", "V")):
         shown = [name for name in names if name in figs]
-        for column, name in zip(st.columns(3), shown, strict=False):
+        for column, name in zip(chart_columns(3), shown, strict=False):
             with column:
                 chart(figs[name], f"{key}-{name.lower().replace('_', '')}", key=f"{key}-{name}")

@@ -12,6 +12,7 @@ from attnviz.inputs.attend import COMPARISONS, Attended, other_scores
 from attnviz.inputs.problem import Problem
 from attnviz.ui.charts import chart
 from attnviz.ui.messages import error, plain
+from attnviz.ui.presenter import chart_columns
 from attnviz.ui.state import slot
 
 COMPARE = slot("compare", "mask", url=True)  # what the Compare tab changes
@@ -56,7 +57,7 @@ def compare_view(view: SequenceView, problem: Problem, attended: Attended) -> No
     # three charts side by side: cell numbers only while they fit
     common = {"row_labels": view.rows, "col_labels": view.cols, "annotate": len(view.cols) <= 4}
     label = BLOCKED_LABELS[a.settings.mask_value]
-    columns = st.columns(3)
+    columns = chart_columns(3)
     for column, (r, title, name) in zip(
         columns, [(a, "A: current settings", "a"), (bb, f"B: {other.label}", "b")], strict=False
     ):

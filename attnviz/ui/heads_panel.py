@@ -34,6 +34,7 @@ from attnviz.learn.tasks import known_alignment
 from attnviz.ui.charts import chart, line_view
 from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
+from attnviz.ui.presenter import chart_columns
 from attnviz.ui.shipped import Opened, head_opened
 from attnviz.ui.state import slot, slot_family
 
@@ -172,7 +173,7 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field,
     rows, cols = view.labels[way]
     n_heads = stack.shape[1]
     beside = n_heads * (CELL_MIN + GAP) <= GRID_PX  # else the head map goes below the grid
-    grid_column, map_column = st.columns([3, 2]) if beside else (st.container(), None)
+    grid_column, map_column = chart_columns([3, 2]) if beside else (st.container(), None)
     with grid_column:
         drawn = (way, rows, cols, notable, row_title, col_title, beside)
         figure = _grid(stack, section.blocked, drawn)
@@ -286,7 +287,7 @@ def _rollouts(view: HeadsView, digests: dict[str, str]) -> None:
         "much of each input position reaches each position after the last layer."
     )
     st.latex(ROLLOUT_TEX)
-    columns = st.columns(2)
+    columns = chart_columns(2)
     for column, way in zip(columns, selves, strict=False):
         rows, cols = view.labels[way]
         row_title, col_title = view.axis_titles[way]
@@ -362,7 +363,7 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
     section = view.section(way)
     blocked = None if section.blocked is None else section.blocked[layer, head] & (weights == 0)
     title = f"{section.short} · layer {layer} · head {head}"
-    left, right = st.columns([3, 2])
+    left, right = chart_columns([3, 2])
     with left:
         chart(
             figures.heatmap(

@@ -13,6 +13,7 @@ import streamlit as st
 
 from attnviz.core import limits
 from attnviz.core.settings import AttentionSettings
+from attnviz.core.ways import get_way
 from attnviz.drawing import figures
 from attnviz.drawing.ablation import ablation_figure
 from attnviz.drawing.next_token import next_token_figure
@@ -314,11 +315,12 @@ def _cache_step(model: LanguageModel, generation) -> None:
     if step.next_token:
         st.caption(f"What came next: {plain(char_labels([step.next_token])[0])}.")
     cached = char_labels(generation.tokens)
+    mean = generation.weights[-1, :, : t + 1, : t + 1].mean(axis=0)  # (t + 1, t + 1)
+    future = ~get_way("causal").mask(t + 1, t + 1) & (mean == 0)  # grey, as in every chart
     chart(
-        figures.heatmap(generation.weights[:, :, : t + 1, : t + 1].mean(axis=1)[-1],
-                        kind="weights", title=f"The last layer's heads' mean, rows 0 … {t}: "
+        figures.heatmap(mean, kind="weights", title=f"The last layer's heads' mean, rows 0 … {t}: "
                         "the rows the cache has produced so far", row_labels=cached[: t + 1],
-                        col_labels=cached[: t + 1], annotate=False),
+                        col_labels=cached[: t + 1], blocked=future, annotate=False),
         "cache-rows", key="lm-cache-rows",
     )  # fmt: skip
 

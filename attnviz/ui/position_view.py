@@ -12,6 +12,7 @@ from attnviz.drawing.stages import SequenceView, rotated_figures
 from attnviz.inputs.probe import position_probe
 from attnviz.ui.charts import chart
 from attnviz.ui.messages import shown
+from attnviz.ui.presenter import chart_columns
 
 
 def position_view(view: SequenceView) -> None:
@@ -39,7 +40,7 @@ def position_view(view: SequenceView) -> None:
            f"ALiBi: the scores are the penalty −m·|i − j| itself, one slope per head; this "
            f"page uses head {s.alibi_head}'s.")
     )  # fmt: skip
-    left, right = st.columns(2)
+    left, right = chart_columns(2)
     with left:
         chart(probe_heatmap(probe, s.alibi_head if s.position == "alibi" else 0), "probe")
     with right:
@@ -54,6 +55,6 @@ def _rotated(view: SequenceView) -> None:
         "grows with the token's position: the scores in the Heatmaps tab are computed from "
         "these."
     )
-    for column, (name, fig) in zip(st.columns(2), rotated_figures(view).items(), strict=True):
+    for column, (name, fig) in zip(chart_columns(2), rotated_figures(view).items(), strict=True):
         with column:
             chart(fig, name.replace(" ", "-"))

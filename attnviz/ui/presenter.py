@@ -38,14 +38,47 @@ def presenter_switch() -> None:
         st.html(STYLE)
 
 
+def chart_columns(spec: int | list[float]) -> list:
+    """Columns for charts side by side (`st.columns(spec)`); while presenting, one full-width
+    container per column instead, stacked: one chart a row on the projector."""
+    if presenting():
+        return [st.container() for _ in range(spec if isinstance(spec, int) else len(spec))]
+    return st.columns(spec)
+
+
+FONT_KEYS = ("font", "tickfont", "textfont", "insidetextfont", "outsidetextfont")
+
+
 def enlarged(fig):
-    """`fig` with its text (and height) scaled for the projector while presenting; else `fig`."""
+    """`fig` with all its text (and height) scaled for the projector while presenting; else
+    `fig`. Every font size the figure sets is scaled, not only the layout's: tick labels, cell
+    values, colour bars and annotations set their own."""
     if not presenting():
         return fig
-    layout = fig.layout
-    bigger = go.Figure(fig)
-    bigger.update_layout(
-        font_size=(layout.font.size or 12) * SCALE,
-        height=int((layout.height or 450) * 1.25),
-    )
-    return bigger
+    plain = fig.to_dict()
+    layout = plain.setdefault("layout", {})
+    layout.setdefault("font", {}).setdefault("size", 12)
+    layout["height"] = int((layout.get("height") or 450) * 1.25)
+    margin = layout.get("margin") or {}  # computed for the labels' widths at the normal size
+    layout["margin"] = {
+        side: size * SCALE if side in "lrtb" and isinstance(size, (int, float)) else size
+        for side, size in margin.items()
+    }
+    return go.Figure(_scaled(plain, SCALE))
+
+
+def _scaled(part, scale: float):
+    """A copy of a figure's plain dict (or any part of it) with every font's size and axis
+    title's standoff × `scale`."""
+    if isinstance(part, list):
+        return [_scaled(item, scale) for item in part]
+    if not isinstance(part, dict):
+        return part
+    copy = {key: _scaled(value, scale) for key, value in part.items()}
+    if isinstance(copy.get("standoff"), (int, float)):  # an axis title's distance from its labels
+        copy["standoff"] = copy["standoff"] * scale
+    for key in FONT_KEYS:
+        font = copy.get(key)
+        if isinstance(font, dict) and isinstance(font.get("size"), (int, float)):
+            copy[key] = {**font, "size": font["size"] * scale}
+    return copy

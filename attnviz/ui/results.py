@@ -27,7 +27,7 @@ from attnviz.ui.compare_view import compare_view, comparing
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
 from attnviz.ui.position_view import position_view
-from attnviz.ui.presenter import presenting
+from attnviz.ui.presenter import chart_columns, presenting
 from attnviz.ui.qkv_view import qkv_view
 from attnviz.ui.sidebar import Controls
 from attnviz.ui.state import slot
@@ -211,7 +211,7 @@ def _mask_rules(view: SequenceView) -> None:
             "Each rule alone (blue: allowed). Together: order AND ((window AND chunks) OR "
             "sinks) AND documents, then the padding keys are hidden."
         )
-        columns = st.columns(min(len(active), 3))
+        columns = chart_columns(min(len(active), 3))
         for n, (name, rule) in enumerate(active.items()):
             with columns[n % len(columns)]:
                 chart(figures.heatmap(rule.astype(float), kind="mask", title=name.capitalize(),

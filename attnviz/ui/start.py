@@ -12,6 +12,7 @@ from attnviz.lessons import LESSONS
 from attnviz.lessons.first_look import first_look
 from attnviz.ui.charts import chart, line_view
 from attnviz.ui.mode import Mode
+from attnviz.ui.presenter import chart_columns
 
 WHAT_ATTENTION_DOES = (
     "**Attention lets every token of a sequence look at the others and take what it needs.** "
@@ -50,9 +51,12 @@ def _picture() -> None:
         f"**One query, its keys, the weights.** In *{' '.join(look.key_labels)}*, the token "
         f"*{look.query_label}* asks who sat and where; *cat* and *mat* answer best."
     )
-    left, right = st.columns([2, 3])
+    left, right = chart_columns([2, 3])
     with left:
-        line_view(look.weights[None, :], [look.query_label], list(look.key_labels))
+        line_view(
+            look.weights[None, :], [look.query_label], list(look.key_labels),
+            row_positions=[look.query_position],
+        )  # fmt: skip
     with right:
         chart(
             figures.focus_row(

@@ -19,6 +19,7 @@ from attnviz.drawing.stages import (
 )
 from attnviz.ui.charts import chart
 from attnviz.ui.messages import plain
+from attnviz.ui.presenter import chart_columns
 from attnviz.ui.state import slot
 
 CELL_I = slot("cell_i", 0, url=True)  # the query row of the explained cell
@@ -40,7 +41,7 @@ def steps_view(view: SequenceView) -> None:
     texts = POSITION_TEXT | STAGE_TEXT
     for name, fig in figs.items():
         caption, tex = texts[name]
-        left, right = st.columns([1, 2])
+        left, right = chart_columns([1, 2])
         with left:
             st.markdown(f"**{caption}**")
             st.latex(tex or stage_tex(name, r))

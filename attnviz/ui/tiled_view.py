@@ -16,6 +16,7 @@ from attnviz.drawing import figures
 from attnviz.drawing.stages import SequenceView
 from attnviz.ui.charts import chart
 from attnviz.ui.messages import shown
+from attnviz.ui.presenter import chart_columns
 from attnviz.ui.state import slot
 
 KEY_TILE = slot("tile_k", 2, url=True)  # keys (and values) per tile
@@ -77,7 +78,7 @@ def _step(view: SequenceView, tiled, step, final: bool) -> None:
             else "m rises to the tile's largest logit; l and the output are rescaled by "
                  "e^(m_before − m_after), then the tile's terms are added")  # fmt: skip
     st.markdown(f"**Step: queries {a}–{b - 1} × keys {c}–{d - 1}** · {what}")
-    left, right = st.columns(2)
+    left, right = chart_columns(2)
     with left:
         chart(
             figures.heatmap(

@@ -64,6 +64,9 @@ def test_axes_title_and_hover(figure):
     assert layout.yaxis.title.text == "loss" and layout.yaxis.rangemode == "tozero"
     assert layout.yaxis2.title.text == "accuracy (%)" and layout.yaxis2.overlaying == "y"
     assert layout.yaxis2.side == "right" and tuple(layout.yaxis2.range) == (0, 100)
+    # ticks at 0, 20, ..., 100 %, not at the loss axis's grid lines (plotly's default: 20.2 ...)
+    y2 = layout.yaxis2
+    assert (y2.tickmode, y2.tick0, y2.dtick, y2.showgrid) == ("linear", 0, 20, False)
     assert layout.font.size == FONT_SIZE and layout.hovermode == "x unified"
     assert figure.data[0].hovertemplate == "epoch %{x}<br>loss %{y:.4f}<extra></extra>"
     assert "validation exact match %{y:.2f} %" in figure.data[3].hovertemplate

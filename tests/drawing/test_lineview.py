@@ -18,6 +18,14 @@ def test_lines_are_the_weights_at_or_above_the_threshold():
     assert data["cols"] == ["0· x", "1· y", "2· z"]
 
 
+def test_queries_can_carry_their_positions_in_the_sentence():
+    # one query of a sentence: "sat", the third token, is numbered 2 as its key is
+    data = line_view_data(np.array([[0.2, 0.8]]), ["sat"], ["cat", "sat"], row_positions=[2])
+    assert data["rows"] == ["sat ·2"]
+    with pytest.raises(ValueError, match="one position per query: 1 queries, 2 positions"):
+        line_view_data(np.array([[1.0]]), ["a"], ["b"], row_positions=[0, 1])
+
+
 def test_too_many_tokens_is_a_value_error():
     with pytest.raises(ValueError, match=r"at most 64 queries and keys\. Received 65 queries"):
         line_view_data(np.zeros((MAX_LINE_TOKENS + 1, 2)), ["t"] * 65, ["k"] * 2)

@@ -44,6 +44,17 @@ def test_numpy_lab_preset_reproduces_the_seed():
     assert np.allclose(result.weights, [[1, 0], [0.150325, 0.849675]], atol=1e-6)
 
 
+def test_numpy_lab_without_a_mask_gives_both_queries_the_same_weights():
+    # float64 by hand: each query's scores differ by q · (k1 - k0) = q · (3, 3, 3) = 3
+    preset = PRESETS["13_numpy_lab_no_mask"]
+    q, k, v = _inputs(preset)
+    np.testing.assert_array_equal(q, _inputs(PRESETS["01_numpy_lab"])[0])
+    result = compute_attention(q, k, v, **preset.settings)
+    first = 1 / (1 + np.exp(3 / np.sqrt(3)))  # softmax([0, 3/√3])[0]
+    assert np.allclose(result.weights, [[first, 1 - first]] * 2, atol=1e-6)
+    assert f"{first:.6f}" in preset.teaches and f"{1 - first:.6f}" in preset.teaches
+
+
 def test_keras_tutorial_preset_has_the_tutorial_shapes():
     q, k, v = _inputs(PRESETS["02_keras_tutorial"])
     assert q.shape == k.shape == v.shape == (64, 5, 64)
@@ -142,7 +153,7 @@ def test_shipped_presets_are_package_data_in_file_name_order():
 
     assert Path(attnviz.inputs.__file__).parent / "preset_files" == SHIPPED
     assert list(PRESETS) == sorted(p.stem for p in Path(SHIPPED).glob("*.json"))
-    assert list(PRESETS)[0] == "01_numpy_lab" and len(PRESETS) == 12
+    assert list(PRESETS)[0] == "01_numpy_lab" and len(PRESETS) == 13
 
 
 def test_load_presets_reads_only_json_files_of_a_folder(tmp_path):

@@ -161,6 +161,12 @@ def _check_numpy_lab(at):
     np.testing.assert_allclose(ui.weights(at), LAB_CAUSAL_WEIGHTS, atol=1e-5)
 
 
+def _check_numpy_lab_no_mask(at):
+    assert at.toggle(key="causal").value is False
+    np.testing.assert_allclose(ui.weights(at), [[0.150325, 0.849675]] * 2, atol=1e-5)
+    assert "not a preset's" not in ui.captions(at)
+
+
 def _check_keras_tutorial(at):
     assert at.button_group(key="source").value == "random"
     assert ui.values(at, "Output").shape == (5, 64)  # one (T, Dv) item of the (64, 5, 64) output
@@ -269,6 +275,7 @@ PRESET_CHECKS = {
     "10_chunked_attention": _check_chunked_attention,
     "11_rope_probe": _check_rope_probe,
     "12_alibi": _check_alibi,
+    "13_numpy_lab_no_mask": _check_numpy_lab_no_mask,
 }
 
 

@@ -63,6 +63,11 @@ def test_causal_way_blocks_the_future_in_every_head():
     at = _open("Multi-head", way="causal")
     for head in _heads(at):
         np.testing.assert_array_equal(np.triu(head, k=1), 0)
+    # the average and the enlarged head draw the future grey, as every chart draws masked cells
+    for title in ("Average of the heads", "Head 0 (enlarged)"):
+        drawn = ui.values(at, title)  # NaN = drawn blocked
+        t = drawn.shape[0]
+        np.testing.assert_array_equal(np.isnan(drawn), ~np.tri(t, dtype=bool), err_msg=title)
 
 
 def test_cross_way_has_target_queries_and_source_keys():

@@ -115,6 +115,10 @@ def test_generation_copies_and_shows_the_cache_at_each_step(model):
         generation.steps[25].weights.reshape(8, -1),
         atol=1e-6,
     )
+    rows = ui.values(at, "The last layer's heads' mean, rows 0 … 25")  # NaN = drawn blocked
+    np.testing.assert_array_equal(np.isnan(rows), ~np.tri(26, dtype=bool))  # the future: grey
+    mean = generation.weights[-1, :, :26, :26].mean(axis=0)  # (26, 26), float32 as the page's
+    np.testing.assert_allclose(np.nan_to_num(rows), mean, atol=1e-6)
     at.number_input(key="lm_steps").set_value(12).run()  # past the 32 tokens it trained on
     assert any("trained on 32 tokens" in w.value for w in at.warning)
 

@@ -51,6 +51,25 @@ def test_every_lesson_opens_its_page_prepared(session, lesson):
     assert session.get("plotly_chart") or lesson.setup.get("source") == "Train"
 
 
+@pytest.mark.parametrize(
+    "lesson",
+    [lesson for lesson in LESSONS if "preset" in lesson.setup],
+    ids=[lesson.slug for lesson in LESSONS if "preset" in lesson.setup],
+)
+def test_a_lessons_link_opens_its_preset_and_the_box_names_it(lesson):
+    # a new visitor arriving by the lesson's own URL (a link on a slide), not from another page:
+    # the preset the lesson names, and the box and its caption saying so
+    from attnviz.inputs.presets import shipped_presets
+
+    at = AppTest.from_file(ui.APP, default_timeout=120)
+    at.session_state["next_page"] = lesson.slug
+    at.run(timeout=ui.FIRST_RUN_TIMEOUT)
+    ui.assert_ok(at)
+    preset = shipped_presets()[lesson.setup["preset"]]
+    assert ui.preset_box(at).value == preset.name
+    assert preset.teaches in ui.captions(at)
+
+
 def test_lesson_4_prepares_the_masking_pitfall_and_keeps_the_learners_changes():
     at = ui.new_session("matrices")
     ui.open_page(at, "lesson-4")

@@ -7,12 +7,32 @@ import app_support as ui
 
 def test_the_presenter_view_enlarges_the_charts_and_a_link_opens_it():
     at = ui.new_session("matrices")
-    normal = ui.chart(at, "Attention weights")["layout"]
+    normal_chart = ui.chart(at, "Attention weights")
+    normal = normal_chart["layout"]
     at.toggle(key="present").set_value(True).run()
     ui.assert_ok(at)
-    big = ui.chart(at, "Attention weights")["layout"]
+    big_chart = ui.chart(at, "Attention weights")
+    big = big_chart["layout"]
     assert big["font"]["size"] > normal["font"]["size"] and big["height"] > normal["height"]
+    # the tick labels and the cells' numbers too, which set their own sizes
+    assert big["xaxis2"]["tickfont"]["size"] == 1.5 * normal["xaxis2"]["tickfont"]["size"]
+    cells = [figure["data"][0]["textfont"]["size"] for figure in (normal_chart, big_chart)]
+    assert cells[1] == 1.5 * cells[0]
     assert any("font-size" in h.proto.body for h in at.get("html"))  # larger page text
     shared = ui.new_session("matrices", present="true")  # a teacher's link opens in it
     assert shared.toggle(key="present").value is True
     assert ui.chart(shared, "Attention weights")["layout"]["font"]["size"] == big["font"]["size"]
+
+
+def test_presenting_draws_one_chart_a_row():
+    # side-by-side charts (the enlarged head and its line view, the average beside the heads'
+    # concatenation) stack while presenting: no chart shares a row
+    def charts_in_columns(at) -> int:
+        return sum(len(column.get("plotly_chart")) for column in at.columns)
+
+    normal = ui.new_session("multihead")
+    assert charts_in_columns(normal) >= 2
+    presenting = ui.new_session("multihead", present="true")
+    ui.assert_ok(presenting)
+    assert charts_in_columns(presenting) == 0
+    assert len(presenting.get("plotly_chart")) == len(normal.get("plotly_chart"))

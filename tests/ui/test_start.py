@@ -28,8 +28,12 @@ def test_the_start_page_shows_the_picture_and_the_way_in():
     ui.assert_ok(at)
     text = " ".join(m.value for m in at.markdown)
     assert "Attention lets every token" in text and "One query, its keys, the weights" in text
+    look = first_look()
     bars = ui.decode(ui.chart(at, "Weights of the query")["data"][0]["y"])
-    np.testing.assert_allclose(bars, first_look().weights, atol=1e-6)
+    np.testing.assert_allclose(bars, look.weights, atol=1e-6)
+    (lines,) = at.get("iframe")  # the line view numbers "sat" by its place, as its key
+    assert look.key_labels[look.query_position] == look.query_label == "sat"
+    assert '"rows": ["sat \\u00b72"]' in lines.proto.srcdoc
     links = [link.proto.label for link in at.get("page_link")]
     for lesson in LESSONS:
         assert f"{lesson.number}. {lesson.title}" in links

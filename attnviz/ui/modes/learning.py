@@ -32,6 +32,7 @@ from attnviz.ui.messages import plain, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
+from attnviz.ui.presenter import chart_columns
 from attnviz.ui.shipped import (
     TASK_TEXTS,
     shipped_seq2seq,
@@ -351,7 +352,7 @@ def _compare_view(model, task: str) -> None:
         hide_index=True,
     )
     text = task_text(task)
-    columns = st.columns(len(models))
+    columns = chart_columns(len(models))
     for column, (score, other) in zip(columns, models.items(), strict=True):
         translation = shown(lambda o=other: o.translate(text))
         if translation is None:

@@ -61,9 +61,8 @@ def presets() -> dict[str, Preset]:
     return shipped_presets()
 
 
-def apply_preset(preset: Preset, settings: dict | None = None) -> None:
-    """Fill the inputs and switch the controls a preset asks for (a widget callback);
-    `settings` override the preset's own."""
+def apply_preset(preset: Preset) -> None:
+    """Fill the inputs and switch the controls a preset asks for (a widget callback)."""
     if preset.random:
         SOURCE.set("random")
         spec = preset.random
@@ -77,7 +76,7 @@ def apply_preset(preset: Preset, settings: dict | None = None) -> None:
         keys.set([])
     for b, keys in enumerate(preset.padding):
         PAD_KEYS.of(b).set(list(keys))
-    sidebar.apply_settings({**preset.settings, **(settings or {})})
+    sidebar.apply_settings(preset.settings)
     first_sequence(preset.sequence)
     _forget_learned()
     LAST_PRESET.set(preset.name)
@@ -123,8 +122,10 @@ def _on_preset(box: str) -> None:
 def start_session() -> None:
     """A new visitor without a shared link starts on the NumPy lab preset, settings and all.
 
-    Runs before the sidebar is drawn, so the preset may still switch its controls."""
-    if Q_TEXT.is_set():
+    Runs before the sidebar is drawn, so the preset may still switch its controls. A session
+    whose inputs something set already (typed, a preset a lesson applied, "open in the
+    explorer") keeps them: a random preset sets no text."""
+    if Q_TEXT.is_set() or LAST_PRESET.is_set():
         return
     preset = presets()[DEFAULT_PRESET]
     if st.query_params:  # a shared link: its own settings, the lab's matrices unless it has some
@@ -138,12 +139,11 @@ def start_session() -> None:
     write_fields(sidebar.changed_settings(dict(preset.settings)))
 
 
-def prepare(
-    preset: str, settings: dict | None = None, view: str | None = None, compare: str | None = None
-) -> None:
-    """Open this page on `preset` (a shipped preset's name) with `settings` changed, on the
-    results tab `view`, comparing `compare` (a key of `inputs.attend.COMPARISONS`)."""
-    apply_preset(presets()[preset], settings)
+def prepare(preset: str, view: str | None = None, compare: str | None = None) -> None:
+    """Open this page on `preset` (a shipped preset's name, settings and all: the preset box then
+    names it, and its caption describes what is shown), on the results tab `view`, comparing
+    `compare` (a key of `inputs.attend.COMPARISONS`)."""
+    apply_preset(presets()[preset])
     results.show_view(view or results.VIEWS[0])
     if compare is not None:
         compare_view.show_comparison(compare)

@@ -28,6 +28,7 @@ from attnviz.ui.loading import back_end
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
+from attnviz.ui.presenter import chart_columns
 from attnviz.ui.shipped import TASK_TEXTS, shipped_trace, weights_choice
 from attnviz.ui.state import slot
 
@@ -177,7 +178,7 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
         head_grid(result.weights[b], result.mask[b], rows, cols, f"Its query heads{ACROSS}",
                   f"head-g{group}", heads=shared)  # fmt: skip
     head = int(st.selectbox("Enlarge head", range(h), **HEAD.widget()) or 0)
-    left, right = st.columns([3, 2])
+    left, right = chart_columns([3, 2])
     with left:
         chart(
             figures.heatmap(
@@ -193,11 +194,15 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
         line_view(result.weights[b, head], rows, cols)
     if made_from is not None:
         _head_made_from(result, b, head, made_from)
-    left, right = st.columns(2)
+    left, right = chart_columns(2)
     with left:
         chart(
             figures.heatmap(
-                result.head_average[b], kind="weights", title="Average of the heads", **common
+                result.head_average[b],
+                kind="weights",
+                title="Average of the heads",
+                blocked=~result.mask[b] & (result.head_average[b] == 0),  # masked in every head
+                **common,
             ),
             name="head-average",
         )
