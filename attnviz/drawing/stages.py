@@ -173,6 +173,13 @@ def stage_tex(name: str, r: AttentionResult) -> str:
     )
 
 
+def named(index: int, labels) -> str:
+    """A row or column by its number, and its token when it has one: "2 (sat)"; "2" where the
+    labels are the numbers themselves (typed matrices)."""
+    label = str(labels[index])
+    return str(index) if label == str(index) else f"{index} ({label})"
+
+
 def cell_text(step: CellStep, view: SequenceView) -> str:
     """The arithmetic of one cell as plain text lines."""
     f = format_number
@@ -181,7 +188,7 @@ def cell_text(step: CellStep, view: SequenceView) -> str:
     if len(step.terms) > MAX_TERMS:
         terms += f" + … ({len(step.terms) - MAX_TERMS} more terms)"
     lines = [
-        f"query i = {step.i} ({view.rows[step.i]}), key j = {step.j} ({view.cols[step.j]})",
+        f"query i = {named(step.i, view.rows)}, key j = {named(step.j, view.cols)}",
         f"1. score    {what} = {terms} = {f(step.raw_score)}",
         f"2. scale    {f(step.raw_score)} × {f(step.scale_factor)} = {f(step.score)}",
         _mask_line(step, view.result.settings.mask_value),

@@ -11,6 +11,7 @@ from attnviz.drawing.construction import Side, side_figures
 from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_view_html
 from attnviz.drawing.model_view import model_view
 from attnviz.ui.presenter import chart_columns, enlarged
+from attnviz.ui.state import Slot
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 ACROSS = ": queries down, keys across"  # how a head grid's cells read, ending its titles
@@ -29,6 +30,16 @@ def chart(fig, name: str, **kwargs) -> None:
         },
     }
     st.plotly_chart(fig, config=config, theme="streamlit", **kwargs)
+
+
+def fit_toggle(fit: Slot[bool]) -> bool:
+    """The switch that colours weights from 0 to their largest instead of 0 to 1 (`fit` keeps
+    it): a long row's weights, each about 1/S, all look dark on 0 to 1."""
+    return st.toggle(
+        "Colour the weights from 0 to their largest",
+        help="On a 0 to 1 scale, the weights of a long row (each about 1/S) all look dark.",
+        **fit.widget(),
+    )
 
 
 def folded(label: str, key: str):

@@ -31,7 +31,7 @@ from attnviz.heads.summaries import (
     top_heads,
 )
 from attnviz.learn.tasks import known_alignment
-from attnviz.ui.charts import chart, line_view
+from attnviz.ui.charts import chart, fit_toggle, line_view
 from attnviz.ui.modes.matrices import open_in_explorer
 from attnviz.ui.navigation import go_to
 from attnviz.ui.presenter import chart_columns
@@ -48,7 +48,9 @@ TRAINED_AXIS_TITLES = {  # way -> what a trained translator's rows and columns a
 }
 SORT_BY = slot("mv_by", next(iter(SUMMARY_LABELS)), url=True)  # the number heads are sorted by
 TOP = slot("mv_top", 2, url=True)  # how many heads are outlined
-ENLARGED = slot("mv_head", "", url=True)  # the enlarged head: "way/layer/head" (see _head_id)
+ENLARGED = slot("mv_head", "", url=True)  # the enlarged head, "way/layer/head" (see _head_id);
+# the URL carries the label the box shows ("cross · layer 0 · head 3"), which Streamlit maps back
+FIT = slot("mv_fit", False, url=True)  # the enlarged head coloured from 0 to its largest weight
 GRIDS = slot("mv_grids", None, kind=dict)  # the session's grid figures, by what they show
 WORKED = slot("mv_worked", None, kind=dict)  # the session's summaries and rollouts, by stack
 HEAD_MAPS = slot_family("mv_map", None)  # mv_map_<way>: a head map's click (Streamlit's event)
@@ -320,7 +322,7 @@ def _best_aligned(view: HeadsView, cross_summaries) -> tuple[str, int, int]:
 
 
 def _head_id(way: str, layer: int, head: int) -> str:
-    """A head as the URL keeps it: "cross/0/3"."""
+    """A head as the session keeps it: "cross/0/3"."""
     return f"{way}/{layer}/{head}"
 
 
@@ -357,6 +359,7 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
         **ENLARGED.widget(),
     )
     way, layer, head = _head_of(chosen)
+    fit = fit_toggle(FIT)
     rows, cols = view.labels[way]
     row_title, col_title = view.axis_titles[way]
     weights = view.stacks[way][layer, head]  # (T, S)
@@ -369,7 +372,7 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
             figures.heatmap(
                 weights, kind="weights", title=title,
                 row_labels=rows, col_labels=cols, row_title=row_title,
-                col_title=col_title, blocked=blocked,
+                col_title=col_title, blocked=blocked, fit_scale=fit,
                 annotate=max(weights.shape) <= 12,
             ),
             key="mv-enlarged",name="head-enlarged"

@@ -22,7 +22,7 @@ from attnviz.drawing.stages import SequenceView, score_groups
 from attnviz.inputs.attend import Attended, attend
 from attnviz.inputs.problem import Problem
 from attnviz.ui.cache_view import cache_view
-from attnviz.ui.charts import chart, folded, line_view
+from attnviz.ui.charts import chart, fit_toggle, folded, line_view
 from attnviz.ui.compare_view import compare_view, comparing
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import error, plain
@@ -154,11 +154,7 @@ def _summary(problem: Problem, attended: Attended, view: SequenceView) -> None:
 
 def heatmaps_view(view: SequenceView) -> None:
     """Every stage as a heatmap, two per row (one per row in the presenter view)."""
-    fit = st.toggle(
-        "Colour the weights from 0 to their largest",
-        help="On a 0 to 1 scale, the weights of a long row (each about 1/S) all look dark.",
-        **FIT_WEIGHTS.widget(),
-    )
+    fit = fit_toggle(FIT_WEIGHTS)
     groups = score_groups(view, fit_scale=fit)  # all of them: the layout stays as controls change
     notes = []
     if view.result.rotated_query is not None:

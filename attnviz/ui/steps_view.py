@@ -14,6 +14,7 @@ from attnviz.drawing.stages import (
     STAGE_TEXT,
     SequenceView,
     cell_text,
+    named,
     ordered_stages,
     stage_tex,
 )
@@ -78,8 +79,10 @@ def _cell_arithmetic(view: SequenceView) -> tuple[int, int]:
     left, right = st.columns(2)
     i = int(left.number_input(f"Query i (0 – {t - 1})", 0, t - 1, 0, **CELL_I.index_widget(t)))
     j = int(right.number_input(f"Key j (0 – {s - 1})", 0, s - 1, 0, **CELL_J.index_widget(s)))
-    left.caption(f"query {i}: {plain(view.rows[i])}")
-    right.caption(f"key {j}: {plain(view.cols[j])}")
+    if named(i, view.rows) != str(i):  # tokens; typed matrices' rows are only numbers
+        left.caption(f"query {i}: {plain(view.rows[i])}")
+    if named(j, view.cols) != str(j):
+        right.caption(f"key {j}: {plain(view.cols[j])}")
     step = explain_cell(view.result, view.query, view.key, int(i), int(j))
     st.code(cell_text(step, view), language=None, wrap_lines=True)
     return i, j

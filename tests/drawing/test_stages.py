@@ -1,5 +1,7 @@
 """Tests for drawing/stages.py: the six stage figures and one cell's arithmetic as text."""
 
+from dataclasses import replace
+
 import numpy as np
 
 from attnviz import compute_attention
@@ -39,6 +41,10 @@ def test_cell_text_shows_each_step_of_one_weight():
     text = cell_text(explain_cell(view.result, Q, K, 1, 1), view)
     lines = text.splitlines()
     assert lines[0] == "query i = 1 (q1), key j = 1 (k1)"
+    numbered = replace(view, rows=["0", "1"], cols=["0", "1"])  # typed matrices: numbers only
+    assert cell_text(explain_cell(view.result, Q, K, 1, 1), numbered).startswith(
+        "query i = 1, key j = 1\n"
+    )
     assert lines[1] == "1. score    q_i · k_j = 0×4 + 1×5 + 0×6 = 5"
     assert lines[2].startswith("2. scale    5 × 0.57735") and lines[2].endswith("= 2.88675")
     assert lines[3] == "3. mask     allowed: M = 0, logit = 2.88675"

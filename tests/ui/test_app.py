@@ -699,7 +699,7 @@ def test_step_by_step_view(at):
     at.number_input(key="cell_i").set_value(1).run()
     ui.assert_ok(at)
     text = at.code[0].value
-    assert "query i = 1 (1), key j = 0 (0)" in text
+    assert "query i = 1, key j = 0" in text  # typed matrices: no token beside the numbers
     assert "q_i · k_j = 0×1 + 1×2 + 0×3 = 2" in text
     assert "6. weight   0.176921 / 1.17692 = 0.150325" in text
     # the output row: 0.150325 × v_0 + 0.849675 × v_1, v = [[0, 1, 0], [1, 0, 1]]

@@ -49,6 +49,19 @@ def test_every_head_its_average_and_w_o():
     np.testing.assert_allclose(enlarged, heads[0], atol=1e-7)
 
 
+def test_the_enlarged_head_and_the_average_can_be_coloured_to_their_largest_weight():
+    at = _open("Multi-head", mh_weights="Trained on dates")  # 24 tokens: weights near 1/24
+    titles = ("Head 0 (enlarged)", "Average of the heads")
+    assert all(ui.chart(at, t)["data"][0]["zmax"] == 1.0 for t in titles)
+    at.toggle(key="mh_fit").set_value(True).run()
+    ui.assert_ok(at)
+    for title in titles:
+        trace = ui.chart(at, title)["data"][0]
+        assert trace["zmin"] == 0.0
+        assert trace["zmax"] == pytest.approx(np.nanmax(ui.decode(trace["z"])), rel=1e-6)
+        assert trace["zmax"] < 1.0
+
+
 def test_heads_match_the_package_for_the_same_seed():
     at = _open("Multi-head", mh_h="2", seed="3")
     enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=3)

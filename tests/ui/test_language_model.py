@@ -60,8 +60,18 @@ def test_every_head_on_the_example_is_the_models_own(model):
     assert all(right[-7:])  # the repeat's second half is copied
 
 
+def test_the_enlarged_head_can_be_coloured_to_its_largest_weight(model):
+    at = _open(mv_head="self · layer 0 · head 1", mv_fit="true")  # a link names a head by its label
+    (trace,) = [
+        s["data"][0] for s in ui.specs(at) if "layer 0 · head 1" in s["layout"]["title"]["text"]
+    ]
+    shown = np.nanmax(ui.decode(trace["z"]))
+    assert trace["zmin"] == 0.0 and trace["zmax"] == pytest.approx(shown, rel=1e-6)
+    assert shown == pytest.approx(model.forward(EXAMPLE).weights[0, 1].max(), rel=1e-6)
+
+
 def test_the_enlarged_head_opens_in_the_explorer_with_rope(model):
-    at = _open(mv_head="causal/1/0")
+    at = _open(mv_head="self · layer 1 · head 0")  # a link names a head by its label
     button = next(b for b in at.button if b.label.startswith("Open this head step"))
     button.click().run()
     ui.assert_ok(at)

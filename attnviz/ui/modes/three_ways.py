@@ -15,7 +15,15 @@ from attnviz.drawing.translation import char_labels
 from attnviz.inputs.text import encode_sentences
 from attnviz.ui import sidebar
 from attnviz.ui.cache_view import heads_cache_view
-from attnviz.ui.charts import ACROSS, chart, folded, head_grid, line_view, made_from_tokens
+from attnviz.ui.charts import (
+    ACROSS,
+    chart,
+    fit_toggle,
+    folded,
+    head_grid,
+    line_view,
+    made_from_tokens,
+)
 from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
@@ -39,6 +47,7 @@ HEADS = slot("mh_h", 4, url=True)  # H of the random-weights block
 KV_HEADS = slot("mh_kv", 4, url=True)  # G key/value heads the H query heads share
 LAYER = slot("mh_layer", 0, url=True)  # the trained Transformer's layer shown
 HEAD = slot("mh_head", 0, url=True)  # the enlarged head
+FIT = slot("mh_fit", False, url=True)  # the enlarged head and the average coloured 0 to their max
 MADE_OPEN = slot("mh_made_open", False)  # "How head h's Q, K and V are made" is open
 CACHE_OPEN = slot("mh_cache_open", False)  # "Decoding token by token with a KV cache" is open
 HEADS_TITLE = f"Every head{ACROSS}"  # the grid of every head
@@ -178,6 +187,7 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
         head_grid(result.weights[b], result.mask[b], rows, cols, f"Its query heads{ACROSS}",
                   f"head-g{group}", heads=shared)  # fmt: skip
     head = int(st.selectbox("Enlarge head", range(h), **HEAD.widget()) or 0)
+    fit = fit_toggle(FIT)
     left, right = chart_columns([3, 2])
     with left:
         chart(
@@ -186,6 +196,7 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
                 kind="weights",
                 title=f"Head {head} (enlarged)",
                 blocked=~result.mask[b] & (result.weights[b, head] == 0),
+                fit_scale=fit,
                 **common,
             ),
             name="head-enlarged",
@@ -202,6 +213,7 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
                 kind="weights",
                 title="Average of the heads",
                 blocked=~result.mask[b] & (result.head_average[b] == 0),  # masked in every head
+                fit_scale=fit,
                 **common,
             ),
             name="head-average",
