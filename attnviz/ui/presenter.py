@@ -16,6 +16,16 @@ STYLE = """<style>
 html { font-size: 21px; }
 [data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
 </style>"""  # our own constant CSS: larger text, the whole width; never user text
+# On a phone a heatmap of 8-12 columns gets 20-30 px a cell, too narrow for its printed values
+# at the charts' 11-13 px: they ran into each other. There the values are smaller, and a heatmap
+# of more than 36 cells prints none (a tap shows any cell's value, as hovering does). Plotly
+# draws a heatmap's cells as one image in `g.hm`, then one `g.heatmap-label` per printed value.
+NARROW_STYLE = """<style>
+@media (max-width: 640px) {
+  .js-plotly-plot g.heatmap-label text { font-size: 9px !important; }
+  .js-plotly-plot g.hm:has(> g.heatmap-label:nth-child(38)) > g.heatmap-label { display: none; }
+}
+</style>"""  # our own constant CSS
 
 
 def presenting() -> bool:
@@ -34,8 +44,7 @@ def presenter_switch() -> None:
         "row. Every chart's toolbar also shows it full screen.",
         **PRESENT.widget(),
     )
-    if presenting():
-        st.html(STYLE)
+    st.html(STYLE if presenting() else NARROW_STYLE)
 
 
 def chart_columns(spec: int | list[float]) -> list:

@@ -13,6 +13,7 @@ from app_support import grid_blocks
 from browser_support import (  # fixtures: conftest's pytest_plugins
     POLL_MS,
     SENTENCES,
+    VIEWPORT,
     WAIT_SECONDS,
     WEIGHTS,
     App,
@@ -108,6 +109,17 @@ def test_multihead_grid_and_line_view_hover(app: App):
         arg=total, polling=POLL_MS, timeout=WAIT_SECONDS * 1000,
     ).json_value()  # fmt: skip
     assert 0 < visible < total  # only this token's lines remain
+    # On a phone an 8 × 8 head prints no values (they ran into each other); on a wide page it
+    # prints all 64 (presenter.NARROW_STYLE, a media query: no rerun)
+    shown = (
+        "(page, title) => Array.from(page.chart(title).querySelectorAll('g.heatmap-label'))"
+        ".filter((g) => getComputedStyle(g).display !== 'none').length"
+    )
+    assert app.read(shown, "Head 0 (enlarged)") == 64
+    app.page.set_viewport_size({"width": 390, "height": 900})
+    app.wait_until(f"(page, title) => ({shown})(page, title) === 0", "Head 0 (enlarged)",
+                   "the phone's page to hide the values")  # fmt: skip
+    app.page.set_viewport_size(VIEWPORT)
     assert app.dialogs == [] and app.errors == []
 
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import app_support as ui
 
+from attnviz.ui import presenter
+
 
 def test_the_presenter_view_enlarges_the_charts_and_a_link_opens_it():
     at = ui.new_session("matrices")
+    assert presenter.STYLE not in [h.proto.body for h in at.get("html")]
     normal_chart = ui.chart(at, "Attention weights")
     normal = normal_chart["layout"]
     at.toggle(key="present").set_value(True).run()
@@ -18,7 +21,7 @@ def test_the_presenter_view_enlarges_the_charts_and_a_link_opens_it():
     assert big["xaxis2"]["tickfont"]["size"] == 1.5 * normal["xaxis2"]["tickfont"]["size"]
     cells = [figure["data"][0]["textfont"]["size"] for figure in (normal_chart, big_chart)]
     assert cells[1] == 1.5 * cells[0]
-    assert any("font-size" in h.proto.body for h in at.get("html"))  # larger page text
+    assert [h.proto.body for h in at.get("html")].count(presenter.STYLE) == 1  # larger text
     shared = ui.new_session("matrices", present="true")  # a teacher's link opens in it
     assert shared.toggle(key="present").value is True
     assert ui.chart(shared, "Attention weights")["layout"]["font"]["size"] == big["font"]["size"]
