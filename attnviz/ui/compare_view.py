@@ -22,8 +22,9 @@ COMPARE_SCORE = slot("compare_score", None, url=True, kind=str)  # Compare's oth
 def comparing() -> tuple[str, str | None]:
     """What B changes (a key of `COMPARISONS`) and the score B should use when it is the score
     (None: the first other one), as the tab's controls last said."""
-    what = COMPARE.get()
-    return (what if what in COMPARISONS else COMPARE.default), COMPARE_SCORE.get()
+    what = COMPARE.get_or_linked()  # a link's comparison, before the tab's control is drawn
+    what = {label: key for key, label in COMPARISONS.items()}.get(what, what)  # a link: a label
+    return (what if what in COMPARISONS else COMPARE.default), COMPARE_SCORE.get_or_linked()
 
 
 def show_comparison(what: str) -> None:

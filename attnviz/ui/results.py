@@ -61,7 +61,9 @@ def results_panel(problem: Problem, controls: Controls) -> None:
         st.info("Change the setting the sidebar points out to see the results.")
         return
     back_end("attnviz.core.attention")  # TensorFlow, with a word while it loads
-    compare, score = comparing() if VIEW.get() == "Compare" else (None, None)
+    # a link's tab and comparison are known before their widgets are drawn below: B is
+    # computed now, on this run, not after a click that nothing would make
+    compare, score = comparing() if VIEW.get_or_linked() == "Compare" else (None, None)
     try:
         attended = attend(problem, controls.settings, controls.use_padding, compare, score)
     except ValueError as err:

@@ -65,6 +65,16 @@ class Slot(Generic[T]):
         """True once something stored a value."""
         return self.key in st.session_state
 
+    def get_or_linked(self) -> T:
+        """`get()`; but before a URL-bound widget's first draw (nothing stored yet), the value
+        the link names, which that widget will show: for a page that computes from a choice
+        before drawing it (the open tab, the comparison). A text slot only; the caller checks
+        the value is one it knows (a widget with a `format_func` puts its label in the URL)."""
+        text = isinstance(self.default, str) or self.kind is str
+        if self.is_set() or not self.url or not text:
+            return self.get()
+        return st.query_params.get(self.key, self.default)
+
     def widget(self, default_arg: str | None = None) -> dict[str, Any]:
         """Keyword arguments for the widget that shows this slot: its key, kept across reruns and
         pages, bound to the URL if `url`. With `default_arg` ("value", "default"), the slot's

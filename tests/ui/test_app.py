@@ -740,6 +740,19 @@ def test_compare_view(at):
     assert "The two settings give the same weights here." in ui.captions(at)
 
 
+def test_a_link_to_the_compare_tab_draws_a_and_b_on_its_first_run():
+    # B is computed from the link's tab and comparison, whose widgets are drawn after it; the
+    # comparison travels as the label its control shows, the score as itself
+    link = ui.new_session("sentences", view="Compare", causal="true")
+    assert ui.titles(link) == ["A: current settings", "B: no masks", "A − B"]
+    scores = ui.new_session(
+        "matrices", view="Compare", compare="Another score function", compare_score="concat"
+    )
+    ui.assert_ok(scores)
+    assert ui.titles(scores)[1] == "B: concat score"
+    assert scores.button_group(key="compare").value == "score"
+
+
 def test_compare_with_nothing_masked_adds_a_causal_mask(at):
     ui.open_view(at, "Compare")  # padding on, but no key is padding: nothing is masked
     assert ui.titles(at)[1] == "B: causal mask"
