@@ -15,13 +15,21 @@ from attnviz.ui.messages import shown
 from attnviz.ui.presenter import chart_columns
 
 
-def position_view(view: SequenceView) -> None:
-    """The position pattern of the explorer's scheme, on identical tokens of this length."""
+def position_view(view: SequenceView, sinusoidal: bool = False) -> None:
+    """The position pattern of the explorer's scheme, on identical tokens of this length;
+    `sinusoidal`: the inputs are sentences whose embeddings carry the sinusoidal encoding."""
     s = view.result.settings
     if s.position == "none":  # the tab stays, so that choosing a scheme moves nothing else
+        before = (
+            "The sentences carry their positions in the sinusoidal encoding added to the "
+            "embeddings before Q, K and V are made (the Q, K, V tab shows it); no scheme acts "
+            "inside attention itself. "
+            if sinusoidal
+            else "No position scheme is on. "
+        )
         st.info(
-            "No position scheme is on. Choose RoPE or ALiBi under **Positions** in the sidebar "
-            "to see the pattern it alone gives the scores.",
+            f"{before}Choose RoPE or ALiBi under **Positions** in the sidebar to see the "
+            "pattern it alone gives the scores.",
             icon=":material/info:",
         )
         return

@@ -91,7 +91,7 @@ def _draw(problem: Problem, attended: Attended) -> None:
         MADE_FROM_TOKENS: lambda v: qkv_view(problem),
         "Lines": lines_view,
         "Step by step": steps_view,
-        "Positions": position_view,
+        "Positions": lambda v: position_view(v, _sinusoidal(problem)),
         "KV cache": cache_view,
         "Tiled": tiled_view,
         "Compare": lambda v: compare_view(v, problem, attended),
@@ -105,6 +105,12 @@ def _draw(problem: Problem, attended: Attended) -> None:
         if tab.open:
             with tab:
                 draw(view)
+
+
+def _sinusoidal(problem: Problem) -> bool:
+    """Whether the inputs are sentences encoded with the sinusoidal positions."""
+    encoding = problem.query_encoding
+    return encoding is not None and encoding.use_positional
 
 
 def _masks_in_words(settings: AttentionSettings, padding: bool) -> str:

@@ -128,3 +128,21 @@ def test_multi_head_decoding_reads_a_smaller_cache_with_shared_key_value_heads()
     assert "for 1 K/V head(s); one K/V head per query head would hold" in text
     weights = np.nan_to_num(ui.values(at, "Every head's weights at step 2"), nan=0.0)
     np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-6)  # every head's row
+
+
+def test_the_positions_tab_says_where_a_sentences_positions_are_without_a_scheme():
+    # sentences carry the sinusoidal encoding in their inputs: "no position" would contradict
+    # the switch above the tabs; typed matrices have none
+    said = {}
+    for name, page, fields in (
+        ("sentences", "sentences", {}),
+        ("sentences, encoding off", "sentences", {"pos": "false"}),
+        ("matrices", "matrices", {}),
+    ):
+        at = ui.new_session(page, view="Positions", **fields)
+        ui.assert_ok(at)
+        said[name] = " ".join(i.value for i in at.info)
+    assert "sinusoidal encoding added to the embeddings" in said["sentences"]
+    assert "No position scheme is on" not in said["sentences"]
+    for name in ("sentences, encoding off", "matrices"):
+        assert said[name].startswith("No position scheme is on."), name
