@@ -106,3 +106,19 @@ def test_the_lessons_of_today_s_attention_open_rope_and_the_language_model():
     assert at.session_state[lm_page.TASK.key] == "induction"
     assert at.session_state[lm_page.VIEW.key] == "Every head"
     assert ui.chart(at, "How sure it was of each next token")
+
+
+def test_lesson_1s_try_this_adds_up():
+    # "type `0 9 0` as the second key (key 1): query 1's score for it grows from 5 to 9, and
+    # query 0's falls from 4 to 0", on the lesson's own preset, in float64
+    from attnviz.inputs.parsing import parse_matrix_text
+    from attnviz.inputs.presets import shipped_presets
+
+    lesson = LESSONS[0]
+    assert "`0 9 0`" in lesson.try_this and "from 5 to 9" in lesson.try_this
+    preset = shipped_presets()[lesson.setup["preset"]]
+    q, k = parse_matrix_text(preset.query), parse_matrix_text(preset.key)
+    before = q @ k.T  # (2, 2) raw scores
+    k[1] = [0, 9, 0]
+    after = q @ k.T
+    assert (before[1, 1], after[1, 1]) == (5, 9) and (before[0, 1], after[0, 1]) == (4, 0)
