@@ -753,6 +753,22 @@ def test_a_link_to_the_compare_tab_draws_a_and_b_on_its_first_run():
     assert scores.button_group(key="compare").value == "score"
 
 
+def test_a_link_with_the_lab_s_numbers_names_the_preset_they_equal():
+    # a link that carries settings but no matrices opens on the lab's numbers without its
+    # causal mask: the box names the preset those are ("Custom: your numbers" was untrue), and
+    # switching the mask on makes them the lab's own preset
+    at = ui.new_session("matrices", view="Step by step")
+    ui.assert_ok(at)
+    assert ui.preset_box(at).value == "13_numpy_lab_no_mask"
+    assert "not a preset's" not in ui.captions(at)
+    at.toggle(key="causal").set_value(True).run()
+    assert ui.preset_box(at).value == "01_numpy_lab"
+    at.text_area(key="q_text").input("1 0 0\n0 2 0").run()
+    assert ui.preset_box(at).value == "custom"
+    at.button(key="reset_preset").click().run()  # back to what the box named last
+    assert ui.preset_box(at).value == "01_numpy_lab" and at.toggle(key="causal").value
+
+
 def test_compare_with_nothing_masked_adds_a_causal_mask(at):
     ui.open_view(at, "Compare")  # padding on, but no key is padding: nothing is masked
     assert ui.titles(at)[1] == "B: causal mask"

@@ -206,6 +206,10 @@ def _preset_box() -> None:
     "Reset to example"."""
     shipped = presets()
     last = shipped.get(LAST_PRESET.get(), shipped[DEFAULT_PRESET])
+    if not _unchanged(last):  # edited, or never applied (a link): any preset they still equal
+        last = next((p for p in shipped.values() if _unchanged(p)), last)
+        if _unchanged(last):
+            LAST_PRESET.set(last.name)  # "Reset to example" goes back to what the box names
     shown = last.name if _unchanged(last) else CUSTOM  # the box says what the inputs are
     if shown != PRESET.get():
         PRESET.set(shown)
