@@ -17,13 +17,14 @@ from attnviz.ui.state import slot
 
 COMPARE = slot("compare", "mask", url=True)  # what the Compare tab changes
 COMPARE_SCORE = slot("compare_score", None, url=True, kind=str)  # Compare's other score
+_BY_LABEL = {label: key for key, label in COMPARISONS.items()}  # what a link's label means
 
 
 def comparing() -> tuple[str, str | None]:
     """What B changes (a key of `COMPARISONS`) and the score B should use when it is the score
     (None: the first other one), as the tab's controls last said."""
     what = COMPARE.get_or_linked()  # a link's comparison, before the tab's control is drawn
-    what = {label: key for key, label in COMPARISONS.items()}.get(what, what)  # a link: a label
+    what = _BY_LABEL.get(what, what)  # a link carries the control's label
     return (what if what in COMPARISONS else COMPARE.default), COMPARE_SCORE.get_or_linked()
 
 

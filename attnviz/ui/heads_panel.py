@@ -175,7 +175,8 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field,
     rows, cols = view.labels[way]
     n_heads = stack.shape[1]
     beside = n_heads * (CELL_MIN + GAP) <= GRID_PX  # else the head map goes below the grid
-    grid_column, map_column = chart_columns([3, 2]) if beside else (st.container(), None)
+    grid_column, map_column = st.columns([3, 2]) if beside else (st.container(), None)
+    # (not stacked while presenting: the head map belongs beside its grid)
     with grid_column:
         drawn = (way, rows, cols, notable, row_title, col_title, beside)
         figure = _grid(stack, section.blocked, drawn)

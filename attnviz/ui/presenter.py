@@ -31,9 +31,7 @@ NARROW_STYLE = """<style>
 def presenting() -> bool:
     """True while the presenter view is on; before the switch is first drawn (a session's first
     run: the page's set-up comes first), what the URL says."""
-    if PRESENT.is_set():
-        return bool(PRESENT.get())
-    return st.query_params.get(PRESENT.key, "").lower() == "true"
+    return bool(PRESENT.get_or_linked())
 
 
 def presenter_switch() -> None:

@@ -68,12 +68,15 @@ class Slot(Generic[T]):
     def get_or_linked(self) -> T:
         """`get()`; but before a URL-bound widget's first draw (nothing stored yet), the value
         the link names, which that widget will show: for a page that computes from a choice
-        before drawing it (the open tab, the comparison). A text slot only; the caller checks
-        the value is one it knows (a widget with a `format_func` puts its label in the URL)."""
-        text = isinstance(self.default, str) or self.kind is str
-        if self.is_set() or not self.url or not text:
+        before drawing it (the open tab, the comparison, the presenter view). A text or
+        true/false slot; the caller checks a text is one it knows (a widget with a
+        `format_func` puts its label in the URL)."""
+        linked = st.query_params.get(self.key) if self.url and not self.is_set() else None
+        if linked is None:
             return self.get()
-        return st.query_params.get(self.key, self.default)
+        if isinstance(self.default, bool):
+            return {"true": True, "false": False}.get(linked.lower(), self.default)
+        return linked if isinstance(self.default, str) or self.kind is str else self.get()
 
     def widget(self, default_arg: str | None = None) -> dict[str, Any]:
         """Keyword arguments for the widget that shows this slot: its key, kept across reruns and

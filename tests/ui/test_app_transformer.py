@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz import encode_sentences
 from attnviz.transformer.way_attention import compute_way
+from attnviz.ui.modes import three_ways
 from attnviz.ui.modes.three_ways import HEADS_TITLE
 
 pytestmark = pytest.mark.slow  # loads and runs the shipped Transformers
@@ -53,7 +54,7 @@ def test_the_enlarged_head_and_the_average_can_be_coloured_to_their_largest_weig
     at = _open("Multi-head", mh_weights="Trained on dates")  # 24 tokens: weights near 1/24
     titles = ("Head 0 (enlarged)", "Average of the heads")
     assert all(ui.chart(at, t)["data"][0]["zmax"] == 1.0 for t in titles)
-    at.toggle(key="mh_fit").set_value(True).run()
+    at.toggle(key=three_ways.FIT.key).set_value(True).run()
     ui.assert_ok(at)
     for title in titles:
         trace = ui.chart(at, title)["data"][0]

@@ -17,6 +17,7 @@ from attnviz.learn.lm_metrics import ablation_table
 from attnviz.learn.lm_tasks import get_lm_task, make_sequences
 from attnviz.learn.pretrained import load_lm
 from attnviz.learn.recipes import LM_RECIPES
+from attnviz.ui.heads_panel import ENLARGED, FIT
 from attnviz.ui.lm_views import FRESH_SEED, FRESH_SEQUENCES
 
 pytestmark = pytest.mark.slow  # loads, runs and trains language models
@@ -61,7 +62,8 @@ def test_every_head_on_the_example_is_the_models_own(model):
 
 
 def test_the_enlarged_head_can_be_coloured_to_its_largest_weight(model):
-    at = _open(mv_head="self · layer 0 · head 1", mv_fit="true")  # a link names a head by its label
+    # a link names a head by the label its box shows
+    at = _open(**{ENLARGED.key: "self · layer 0 · head 1", FIT.key: "true"})
     (trace,) = [
         s["data"][0] for s in ui.specs(at) if "layer 0 · head 1" in s["layout"]["title"]["text"]
     ]
@@ -71,7 +73,7 @@ def test_the_enlarged_head_can_be_coloured_to_its_largest_weight(model):
 
 
 def test_the_enlarged_head_opens_in_the_explorer_with_rope(model):
-    at = _open(mv_head="self · layer 1 · head 0")  # a link names a head by its label
+    at = _open(**{ENLARGED.key: "self · layer 1 · head 0"})  # a link names a head by its label
     button = next(b for b in at.button if b.label.startswith("Open this head step"))
     button.click().run()
     ui.assert_ok(at)

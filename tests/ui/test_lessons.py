@@ -12,6 +12,7 @@ from attnviz.lessons import LESSONS, get_lesson
 from attnviz.ui import position_controls, results
 from attnviz.ui.modes import MODES_BY_NAME
 from attnviz.ui.modes import language_model as lm_page
+from attnviz.ui.navigation import NEXT_PAGE
 
 
 def test_the_path_has_at_least_the_ten_concepts_in_order():
@@ -62,7 +63,7 @@ def test_a_lessons_link_opens_its_preset_and_the_box_names_it(lesson):
     from attnviz.inputs.presets import shipped_presets
 
     at = AppTest.from_file(ui.APP, default_timeout=120)
-    at.session_state["next_page"] = lesson.slug
+    at.session_state[NEXT_PAGE.key] = lesson.slug
     at.run(timeout=ui.FIRST_RUN_TIMEOUT)
     ui.assert_ok(at)
     preset = shipped_presets()[lesson.setup["preset"]]

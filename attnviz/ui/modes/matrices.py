@@ -206,11 +206,12 @@ def _preset_box() -> None:
     "Reset to example"."""
     shipped = presets()
     last = shipped.get(LAST_PRESET.get(), shipped[DEFAULT_PRESET])
-    if not _unchanged(last):  # edited, or never applied (a link): any preset they still equal
-        last = next((p for p in shipped.values() if _unchanged(p)), last)
-        if _unchanged(last):
-            LAST_PRESET.set(last.name)  # "Reset to example" goes back to what the box names
-    shown = last.name if _unchanged(last) else CUSTOM  # the box says what the inputs are
+    # the preset the inputs equal: the one applied last, or any other (a link never applies one)
+    equal = last if _unchanged(last) else next((p for p in shipped.values() if _unchanged(p)), None)
+    if equal is not None and equal is not last:
+        LAST_PRESET.set(equal.name)  # "Reset to example" goes back to what the box names
+        last = equal
+    shown = CUSTOM if equal is None else equal.name  # the box says what the inputs are
     if shown != PRESET.get():
         PRESET.set(shown)
         BOX.set(BOX.get() + 1)  # a new box: the old one's choice is stale
