@@ -40,10 +40,13 @@ LONGEST_FIRST = (
     "tests/project/test_project.py",
     "tests/learn/test_lm_training.py",
 )
-# The group of the tests that drive Chromium against the session's server: one process runs them
-# all (one server, one browser), while the other runs the rest; two servers and two browsers at
-# once slowed every page down (measured: the browser tests took 471 s instead of 387 s).
+# The group of the tests that drive Chromium (the session's server, or their own servers as the
+# deploy test's replicas): one process runs them all, one at a time, while the other runs the
+# rest; two servers and two browsers at once slowed every page down (measured: the browser tests
+# took 471 s instead of 387 s), and a page under the deploy test's two replicas and four users
+# once took more than 30 s to load (2026-11-27).
 BROWSER_GROUP = "browser"
+BROWSER_FIXTURES = {"app_url", "browser"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,13 +59,13 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The files of `LONGEST_FIRST` first, in that order, the others after, as collected; each
-    test in the group of its file (`xdist_group`), the tests using the session's server (the
-    `app_url` fixture) in `BROWSER_GROUP`."""
+    test in the group of its file (`xdist_group`), the tests using Chromium (a fixture of
+    `BROWSER_FIXTURES`) in `BROWSER_GROUP`."""
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(_path(item), len(rank)))
     for item in items:
-        uses_server = "app_url" in getattr(item, "fixturenames", ())
-        group = BROWSER_GROUP if uses_server else _path(item)
+        uses_browser = not BROWSER_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+        group = BROWSER_GROUP if uses_browser else _path(item)
         item.add_marker(pytest.mark.xdist_group(group))
 
 

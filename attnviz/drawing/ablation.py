@@ -107,5 +107,10 @@ def _cell(value: float, baseline: float, percent: bool) -> str:
     if np.isnan(value):
         return "–"
     if percent:
-        return f"{100 * value:.0f} % ({100 * (value - baseline):+.0f})"
-    return f"{value:.2f} ({value - baseline:+.2f})"
+        return f"{100 * value:.0f} % ({_change(100 * (value - baseline), 0)})"
+    return f"{value:.2f} ({_change(value - baseline, 2)})"
+
+
+def _change(change: float, digits: int) -> str:
+    """`change` signed, to `digits` decimals; one that rounds to zero is "+0", never "-0"."""
+    return f"{round(change, digits) + 0.0:+.{digits}f}"  # + 0.0 turns -0.0 into 0.0

@@ -69,7 +69,7 @@ class Attended:
     """A problem's attention under the user's settings, and under the compared setting."""
 
     result: AttentionResult  # A: every batch item, as compute_attention returns it
-    padding_used: bool  # the padding mask hid the keys the problem marks
+    padding_used: bool  # the padding mask hid keys: it is on and the problem marks some
     other: Other | None = None  # B's setting, when comparing
     other_result: AttentionResult | None = None  # B's result, or None (not comparing, or failed)
     other_error: str | None = None  # why B could not be computed (A still can be drawn)
@@ -92,6 +92,7 @@ def attend(
     from attnviz.core.attention import compute_attention
 
     padding = problem.padding if use_padding else None
+    hid = padding is not None and not padding.all()  # a padding mask of all True hides nothing
     other = None
     if compare is not None:  # B's setting first: pure Python, and a wrong `compare` fails fast
         masked = padding is not None or any_mask(settings)
@@ -101,7 +102,7 @@ def attend(
         params=problem.params, **asdict(settings),
     )  # fmt: skip
     if other is None:
-        return Attended(result, padding is not None)
+        return Attended(result, hid)
     b_padding = problem.padding if other.use_padding else None
     try:
         b = compute_attention(
@@ -109,8 +110,8 @@ def attend(
             params=problem.params, **asdict(other.settings),
         )  # fmt: skip
     except ValueError as err:
-        return Attended(result, padding is not None, other, None, str(err))
-    return Attended(result, padding is not None, other, b)
+        return Attended(result, hid, other, None, str(err))
+    return Attended(result, hid, other, b)
 
 
 def any_mask(settings: AttentionSettings) -> bool:

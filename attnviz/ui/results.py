@@ -173,7 +173,7 @@ def heatmaps_view(view: SequenceView) -> None:
     if not view.result.settings.scale:
         notes.append("Scaling is off: the scaled scores equal the raw scores.")
     if view.result.mask.all():
-        notes.append("No mask is active: every query may attend every key.")
+        notes.append("No key is masked here: every query may attend every key.")
     st.caption(" ".join(notes) or "Each stage of softmax(score(Q, K)/√Dk + M)·V, in order.")
     per_row = 1 if presenting() else 2
     # The scores, ALiBi's bias, the rest: each group in a place of its own, kept (empty) when

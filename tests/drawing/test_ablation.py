@@ -31,6 +31,15 @@ def test_the_heatmap_names_heads_and_prints_values_with_their_change():
     np.testing.assert_allclose(np.asarray(trace.z), harm(OFF, BASE, [False, True]))
 
 
+def test_a_change_too_small_to_show_has_no_minus_sign():
+    off = np.array([[0.998, 0.988], [1.03, 0.97]])  # 1 layer × 2 heads, the first a hair better
+    fig = ablation_figure(NAMES, off, BASE, [False, True], n_heads=2)
+    assert [list(row) for row in fig.data[0].text] == [
+        ["1.00 (+0.00)", "99 % (+0)"],  # -0.002 and -0.2 points: never "-0.00" or "-0"
+        ["1.03 (+0.03)", "97 % (-2)"],
+    ]
+
+
 def test_shapes_that_do_not_fit_are_refused():
     with pytest.raises(ValueError, match="one column per metric"):
         ablation_figure(NAMES, OFF[:, :1], BASE, [False, True], n_heads=2)

@@ -46,9 +46,11 @@ def test_a_alone_when_not_comparing():
     assert attended.other is None and attended.other_result is None
 
 
-def test_padding_is_used_only_when_asked_and_marked():
+def test_padding_is_used_only_when_asked_and_some_key_is_padding():
     assert attend(_problem(), AttentionSettings(), False).padding_used is False
     assert attend(_problem(padding=None), AttentionSettings(), True).padding_used is False
+    nothing_padded = np.ones(5, bool)  # one sentence, or sentences of one length
+    assert attend(_problem(padding=nothing_padded), AttentionSettings(), True).padding_used is False
 
 
 def test_b_scaled_the_other_way():

@@ -27,6 +27,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attnviz.inputs.presets import shipped_presets
+from attnviz.ui.input_widgets import SEQUENCE
 from attnviz.ui.modes import decoder_stack, three_ways
 from attnviz.ui.sidebar import SEED
 
@@ -639,6 +640,17 @@ def test_cross_pairs_by_line(at):
     spec = ui.chart(at, "Attention weights")
     assert ui.ticks(spec, "x") == ["d", "e", "&lt;pad&gt;"]
     np.testing.assert_array_equal(ui.weights(at)[:, 2], 0)  # source padding is masked
+
+
+def test_the_summary_speaks_of_padding_only_where_keys_are_padded(at):
+    _cross(at, "a b c", "x y")  # one sentence: the padding mask (on) hides nothing
+    said = ui.captions(at)
+    assert "padding keys hidden" not in said and "no mask: every query sees every key" in said
+    assert "No key is masked here" in said
+    _cross(at, "a b c\nd e", "x\ny")  # the second source sentence is padded
+    assert "padding keys hidden" in ui.captions(at)
+    at.number_input(key=SEQUENCE.key).set_value(1).run()  # and its <pad> key masked
+    assert "No key is masked here" not in ui.captions(at)
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,8 @@ from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
 from attnviz.learn.runs import TrainingRun
 from attnviz.learn.tasks import get_task
 from attnviz.learn.training import EpochReport
+from attnviz.ui.modes import learning
+from attnviz.ui.sidebar import SEED
 
 pytestmark = pytest.mark.slow  # loads, runs and trains models
 
@@ -79,6 +81,16 @@ def test_scaling_on_points_to_training():
     assert any("without √D scaling" in i.value for i in at.info)
 
 
+def test_the_seed_says_it_draws_only_a_model_trained_here():
+    at = _open()
+    said = "a shipped model keeps the seed it was trained with"
+    assert said in ui.captions(at)
+    at.number_input(key=SEED.key).set_value(5).run()  # the shipped model stays seed 0's
+    assert said in ui.captions(at) and "(seed 0)" in ui.captions(at)
+    at.button_group(key=learning.SOURCE.key).set_value("Train").run()
+    assert said not in ui.captions(at)
+
+
 def test_compare_shows_the_three_scores_side_by_side():
     at = _open(learn_view="Compare scores")
     table = at.dataframe[-1].value
@@ -96,6 +108,12 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     model = load_pretrained("dates", score)
     text = at.text_input(key="learn_text_dates").value
     at.selectbox(key="learn_step").set_value(3).run()
+    learned = {
+        "dot": "dot (no weights of its own)",
+        "general": "general with its trained weights (W)",
+        "concat": "concat with its trained weights (W_q, W_k, v)",
+    }[score]
+    assert f"the score is {learned}." in ui.captions(at)
     at.button[-1].click().run()
     ui.assert_ok(at)
     assert ui.current_mode(at) == "matrices"

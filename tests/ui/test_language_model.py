@@ -116,6 +116,7 @@ def test_generation_copies_and_shows_the_cache_at_each_step(model):
     generation = generate(model, prompt, 8)
     assert generation.generated == EXAMPLE[-8:]  # the repeat, copied
     assert f"**{prompt}**`{EXAMPLE[-8:]}`" in [m.value for m in at.markdown]
+    assert f"the example less its last 8 characters ({EXAMPLE[-8:]})" in ui.captions(at)
     step = generation.steps[-1]
     values = ui.values(at, f"Step {step.t}: every head over the cache")
     np.testing.assert_allclose(values, step.weights.reshape(8, -1), atol=1e-6)

@@ -175,7 +175,7 @@ def draw() -> None:
     if task is None:
         _random_decoder(seed_control())  # the one sidebar control this page has
     else:
-        st.sidebar.caption("Trained weights: the seed draws random weights only.")
+        st.sidebar.caption("Trained weights: no seed to choose (a seed draws random weights).")
         _trained_decoder(task)
 
 

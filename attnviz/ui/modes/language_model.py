@@ -109,7 +109,7 @@ def draw() -> None:
     draws = (
         lambda: heads_view(model, trace, shipped_task),
         lambda: ablation_view(model, task, text),
-        lambda: generation_view(model, _prompt(task, text)),
+        lambda: _generation(model, task, text),
         lambda: learned_view(model),
     )
     tabs = st.tabs(VIEWS, key=VIEW.key, bind="query-params", on_change="rerun")
@@ -130,6 +130,19 @@ def _text(task: str) -> str:
     return st.text_input(
         f"Text ({known}; it trained on {spec.context} tokens at a time)", **text.widget()
     )
+
+
+def _generation(model: LanguageModel, task: str, text: str) -> None:
+    """The Generate tab, from `_prompt`; saying so when that leaves the text's last letters."""
+    prompt = _prompt(task, text)
+    if prompt != text:
+        left = text[len(prompt) :]
+        st.caption(
+            f"Generating from the example less its last {len(left)} characters "
+            f"({plain(left)}), so that the model's guesses can be checked against them. Type a "
+            "text of your own to generate after all of it."
+        )
+    generation_view(model, prompt)
 
 
 def _prompt(task: str, text: str) -> str:

@@ -64,24 +64,34 @@ STEP = slot("learn_step", 0)  # the decoder step opened in the explorer
 RUNS = slot("learn_runs", None, kind=dict)  # (task, model, seed...) -> this session's run
 
 
-def _settings_controls(transformer: bool) -> AttentionSettings:
+def _settings_controls(transformer: bool, shipped: bool) -> AttentionSettings:
     """The sidebar: the score the GRU model attends with and whether it scales (off by
     default: the shipped models do not), or a note (the Transformer's score is fixed); the
-    seed. The source padding mask is always on; there are no other masks."""
+    seed, which only a model trained here uses. The source padding mask is always on; there
+    are no other masks."""
     if transformer:
         st.sidebar.caption(
             "The Transformer attends with Keras's MultiHeadAttention: scaled dot product, "
             "padding never attended, the decoder's self-attention causal."
         )
-        return AttentionSettings("dot", True, seed=sidebar.seed_control())
-    score = sidebar.score_control()
-    scale = st.sidebar.toggle(
-        "Scale by √D",
-        help="Divide every score by the square root of the encoder's output size D.",
-        **SCALE.widget(),
-    )
-    st.sidebar.caption("The model never attends the padding after its input: that mask is fixed.")
-    return AttentionSettings(score, bool(scale), seed=sidebar.seed_control())
+        score, scale = "dot", True
+    else:
+        score = sidebar.score_control()
+        scale = st.sidebar.toggle(
+            "Scale by √D",
+            help="Divide every score by the square root of the encoder's output size D.",
+            **SCALE.widget(),
+        )
+        st.sidebar.caption(
+            "The model never attends the padding after its input: that mask is fixed."
+        )
+    seed = sidebar.seed_control()
+    if shipped:
+        st.sidebar.caption(
+            "The seed draws the pairs and first weights of a model you train (Weights: "
+            "Train); a shipped model keeps the seed it was trained with."
+        )
+    return AttentionSettings(score, bool(scale), seed=seed)
 
 
 def prepare(task: str, architecture: str, source: str = "Shipped", view: str | None = None) -> None:
@@ -131,7 +141,7 @@ def draw() -> None:
             "Weights", MODEL_SOURCES, default=MODEL_SOURCES[0], required=True, **SOURCE.widget()
         )
     transformer = architecture == "Transformer"
-    settings = _settings_controls(transformer)
+    settings = _settings_controls(transformer, shipped=source == "Shipped")
     back_end("attnviz.learn.pretrained")  # the models need TensorFlow from here on
     if source == "Train":
         model = _training_panel(task, settings, transformer)
@@ -382,11 +392,15 @@ def _explorer_view(model, task: str) -> None:
     if inputs is None:
         return
     d = inputs.query.shape[1]
+    learned = (
+        f"with its trained weights ({', '.join(inputs.params)})"
+        if inputs.params
+        else "(no weights of its own)"
+    )
     st.caption(
         f"At step {step} the query is the decoder's state (1 × {d}), the keys and values are "
         f"the encoder's outputs for the {len(inputs.source_tokens)} input characters "
-        f"({len(inputs.source_tokens)} × {d}), and the score is {inputs.score} with its trained "
-        f"weights ({', '.join(inputs.params) or 'none'})."
+        f"({len(inputs.source_tokens)} × {d}), and the score is {inputs.score} {learned}."
     )
     st.button(
         "Open this step in the Matrices explorer",
