@@ -13,7 +13,7 @@ from attnviz.core.kv_cache import decode_with_cache
 from attnviz.drawing import figures
 from attnviz.drawing.stages import SequenceView
 from attnviz.ui.charts import chart
-from attnviz.ui.messages import plain, shown
+from attnviz.ui.messages import counted, plain, shown
 from attnviz.ui.presenter import chart_columns
 from attnviz.ui.state import slot
 
@@ -79,14 +79,14 @@ def _rules(r) -> dict:
 
 
 def _assembled(view: SequenceView, decoded, t: int) -> None:
-    """The rows decoded so far, stacked: the full causal attention once t reaches the end."""
-    weights = np.array(decoded.weights[0], dtype=np.float64)  # (T, T)
-    weights[t + 1 :] = np.nan  # rows not decoded yet
-    blocked = ~decoded.visible & np.isfinite(weights)
+    """The rows decoded so far, stacked: the full causal attention once t reaches the end.
+    Only those rows are drawn (rows to come are not masked: they are not computed yet), over
+    every key, the keys not in the cache yet grey as masked."""
+    weights = decoded.weights[0][: t + 1]  # (t + 1, T)
     chart(
-        figures.heatmap(np.nan_to_num(weights), kind="weights", row_labels=view.rows,
-                        col_labels=view.cols, blocked=blocked | np.isnan(weights),
-                        blocked_label="not decoded yet, or not visible",
+        figures.heatmap(weights, kind="weights", row_labels=view.rows[: t + 1],
+                        col_labels=view.cols, blocked=~decoded.visible[: t + 1],
+                        blocked_label="not in the cache at this step, or masked",
                         title=f"Rows of steps 0 … {t}, stacked"),
         "cache-assembled",
     )  # fmt: skip
@@ -128,9 +128,10 @@ def heads_cache_view(result, b: int, rows) -> None:
     step = decoded.step(int(st.slider("Decoding step t", 0, t - 1, **STEP.widget())))
     g, h = keys.shape[0], queries.shape[0]
     st.caption(
-        f"Step {step.t}: each of the {h} query heads scores the {step.t + 1} cached rows of its "
-        f"K/V head. The cache holds {step.cache_bytes:,} bytes for {g} K/V head(s); one K/V "
-        f"head per query head would hold {int(decoded.mha_cache_bytes[step.t]):,}."
+        f"Step {step.t}: each of the {h} query heads scores the "
+        f"{counted(step.t + 1, 'cached row')} of its K/V head. The cache holds "
+        f"{step.cache_bytes:,} bytes for {counted(g, 'K/V head')}; one K/V head per query head "
+        f"would hold {int(decoded.mha_cache_bytes[step.t]):,}."
     )
     chart(
         figures.heatmap(step.weights, kind="weights", row_labels=[f"head {q}" for q in range(h)],

@@ -19,6 +19,11 @@ def plain(text: object) -> str:
     return "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in str(text))
 
 
+def counted(n: int, thing: str) -> str:
+    """`n` things in words: "1 key tile", "3 key tiles"."""
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
 def error(text: str) -> None:
     """An error message (already safe text) with the error icon."""
     st.error(text, icon=ERROR_ICON)

@@ -15,7 +15,7 @@ from attnviz.core.tiled import tiled_attention
 from attnviz.drawing import figures
 from attnviz.drawing.stages import SequenceView
 from attnviz.ui.charts import chart
-from attnviz.ui.messages import shown
+from attnviz.ui.messages import counted, shown
 from attnviz.ui.presenter import chart_columns
 from attnviz.ui.state import slot
 
@@ -63,8 +63,9 @@ def _rules(r) -> dict:
 def _memory(tiled, t: int, s: int) -> None:
     m = tiled.memory
     st.caption(
-        f"{tiled.num_query_tiles} query tile(s) × {tiled.num_key_tiles} key tiles = "
-        f"{len(tiled.steps)} steps. Plain attention holds the whole {t} × {s} score matrix, "
+        f"{counted(tiled.num_query_tiles, 'query tile')} × "
+        f"{counted(tiled.num_key_tiles, 'key tile')} = {counted(len(tiled.steps), 'step')}. "
+        f"Plain attention holds the whole {t} × {s} score matrix, "
         f"{m.full_matrix_bytes:,} bytes of float32; one tile step needs {m.tile_matrix_bytes:,} "
         f"bytes of scores and {m.working_set_bytes:,} bytes in all (Q, K and V tiles, m, l and "
         "the partial output)."

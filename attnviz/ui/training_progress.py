@@ -16,7 +16,7 @@ import streamlit as st
 from attnviz.drawing.curves import training_curves
 from attnviz.drawing.translation import translation_figure
 from attnviz.ui.charts import chart
-from attnviz.ui.messages import plain
+from attnviz.ui.messages import counted, plain
 from attnviz.ui.state import slot
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offe
 
 def epochs_in_words(n: int) -> str:
     """ "1 epoch", "3 epochs"."""
-    return f"{n} epoch" if n == 1 else f"{n} epochs"
+    return counted(n, "epoch")
 
 
 @st.fragment(run_every=1.0)

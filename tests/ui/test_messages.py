@@ -2,7 +2,7 @@
 
 from streamlit.testing.v1 import AppTest
 
-from attnviz.ui.messages import plain
+from attnviz.ui.messages import counted, plain
 
 
 def test_plain_text_can_never_become_a_link_an_image_or_latex():
@@ -25,3 +25,8 @@ def test_shown_reports_a_value_error_and_returns_none():
     at = AppTest.from_function(script).run()
     assert [e.value for e in at.error] == ["Source: `Q` is empty. Type a row."]
     assert at.markdown[0].value == "got None and 4"
+
+
+def test_counted_says_one_thing_or_many():
+    said = [counted(n, "key tile") for n in (0, 1, 2)]
+    assert said == ["0 key tiles", "1 key tile", "2 key tiles"]

@@ -91,6 +91,9 @@ def test_the_kv_cache_steps_assemble_the_causal_attention():
     expected = compute_attention(Q, K, V, causal=True).weights
     bars = ui.decode(ui.chart(at, "Step 3's weights")["data"][0]["y"])  # the visible keys
     np.testing.assert_allclose(bars, expected[3, :4], atol=1e-6)
+    decoded = ui.values(at, "Rows of steps 0 … 3")  # only the rows decoded so far
+    assert decoded.shape == (4, 6)  # over every key, those after each row's step grey
+    np.testing.assert_array_equal(np.isnan(decoded), ~np.tri(4, 6, dtype=bool))
     at.slider(key="cache_t").set_value(5).run()
     stacked = np.nan_to_num(ui.values(at, "Rows of steps 0 … 5"), nan=0.0)
     np.testing.assert_allclose(stacked, expected, atol=1e-6)
@@ -99,7 +102,7 @@ def test_the_kv_cache_steps_assemble_the_causal_attention():
 
 def test_the_tiled_view_steps_through_the_online_softmax_to_the_same_numbers():
     at = _open(causal="true", view="Tiled", tile_k="2")
-    assert "1 query tile(s) × 3 key tiles = 3 steps" in ui.captions(at)
+    assert "1 query tile × 3 key tiles = 3 steps" in ui.captions(at)
     assert "the whole 6 × 6 score matrix, 144 bytes" in ui.captions(at)
     at.slider(key="tile_step").set_value(2).run()
     ui.assert_ok(at)
@@ -125,7 +128,7 @@ def test_multi_head_decoding_reads_a_smaller_cache_with_shared_key_value_heads()
     ui.assert_ok(at)
     text = ui.captions(at)
     assert "each of the 4 query heads scores the 3 cached rows of its K/V head" in text
-    assert "for 1 K/V head(s); one K/V head per query head would hold" in text
+    assert "for 1 K/V head; one K/V head per query head would hold" in text
     weights = np.nan_to_num(ui.values(at, "Every head's weights at step 2"), nan=0.0)
     np.testing.assert_allclose(weights.sum(axis=1), 1, atol=1e-6)  # every head's row
 
