@@ -454,17 +454,22 @@ def head_map(
             dict(type="rect", x0=sh - 0.5, x1=sh + 0.5, y0=sl - 0.5, y1=sl + 0.5,
                  line=dict(color=HIGHLIGHT_COLOR, width=3))
         )  # fmt: skip
-    top, width = 40 if title else 10, 110 + n_heads * (side + 6)
+    top = 40 if title else 10
+    width = 150 + int((n_heads + 0.2) * (side + 6))  # margins 70 + 80; the x range's n + 0.2
+    # heads (and layers) side + 6 px apart: 6 px between squares
     return go.Figure(
         data=[trace],
         layout=dict(
             title=dict(text=_title(title, width), x=0.0, xanchor="left"),  # never cut
-            width=width, height=top + 40 + n_layers * (side + 6),
-            margin=dict(l=70, r=80, t=top, b=40),  # room for the labels: drawn once
+            width=width, height=top + 56 + int((n_layers + 0.2) * (side + 6)),
+            margin=dict(l=70, r=80, t=top, b=56),  # room for the labels: drawn once
+            # the heads' numbers under an axis title: "head 7" under each square would run
+            # into its neighbours' on squares of 22 px, or in the presenter's larger font
             xaxis=dict(tickvals=list(range(n_heads)), range=[-0.6, n_heads - 0.4],
-                       ticktext=[f"head {h}" for h in range(n_heads)], **_BARE_AXIS),
-            yaxis=dict(tickvals=list(range(n_layers)), ticktext=names, autorange="reversed",
-                       **_BARE_AXIS),
+                       ticktext=[str(h) for h in range(n_heads)],
+                       title=dict(text="head", standoff=10), **_BARE_AXIS),
+            yaxis=dict(tickvals=list(range(n_layers)), ticktext=names,
+                       range=[n_layers - 0.4, -0.6], **_BARE_AXIS),  # layer 0 on top
             shapes=shapes, font=dict(size=figures.FONT_SIZE), hovermode="closest",
             paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
         ),

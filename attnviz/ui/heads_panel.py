@@ -240,6 +240,7 @@ def _head_map(way: str, table: np.ndarray, label: str) -> None:
         on_select=functools.partial(_clicked, way, table.shape[1]),  # no args= on plotly_chart
         selection_mode="points",
         name="head-map",
+        width="content",  # its squares' own width: stretched below a wide grid, they spread
     )
 
 

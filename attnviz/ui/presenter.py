@@ -59,13 +59,23 @@ FONT_KEYS = ("font", "tickfont", "textfont", "insidetextfont", "outsidetextfont"
 def enlarged(fig):
     """`fig` with all its text (and height) scaled for the projector while presenting; else
     `fig`. Every font size the figure sets is scaled, not only the layout's: tick labels, cell
-    values, colour bars and annotations set their own."""
+    values, colour bars and annotations set their own. A figure that sets its own width is
+    scaled whole: width, height and its markers."""
     if not presenting():
         return fig
     plain = fig.to_dict()
     layout = plain.setdefault("layout", {})
     layout.setdefault("font", {}).setdefault("size", 12)
-    layout["height"] = int((layout.get("height") or 450) * 1.25)
+    if layout.get("width"):  # a figure drawn at its own size (the head map) grows as a whole
+        layout["width"], layout["height"] = (
+            int((layout.get(side) or 450) * SCALE) for side in ("width", "height")
+        )
+        for trace in plain.get("data", []):  # its squares with it, or their text overflows
+            marker = trace.get("marker") or {}
+            if isinstance(marker.get("size"), (int, float)):
+                trace["marker"] = {**marker, "size": marker["size"] * SCALE}
+    else:
+        layout["height"] = int((layout.get("height") or 450) * 1.25)
     margin = layout.get("margin") or {}  # computed for the labels' widths at the normal size
     layout["margin"] = {
         side: size * SCALE if side in "lrtb" and isinstance(size, (int, float)) else size

@@ -185,6 +185,14 @@ def test_the_head_map_is_one_clickable_square_per_head():
     (outline,) = fig.layout.shapes
     assert (outline.x0, outline.x1, outline.y0, outline.y1) == (1.5, 2.5, 0.5, 1.5)
     assert list(fig.layout.yaxis.ticktext) == ["enc 0", "&lt;b&gt;enc 1&lt;/b&gt;"]
+    assert list(fig.layout.xaxis.ticktext) == ["0", "1", "2"]  # short: never run together
+    margin, span = fig.layout.margin, fig.layout.xaxis.range[1] - fig.layout.xaxis.range[0]
+    per_head = (fig.layout.width - margin.l - margin.r) / span  # px from a square to the next
+    assert per_head - trace.marker.size >= 5  # squares apart, not touching
+    rows = fig.layout.yaxis.range[0] - fig.layout.yaxis.range[1]  # reversed: layer 0 on top
+    per_layer = (fig.layout.height - margin.t - margin.b) / rows
+    assert rows > 0 and per_layer - trace.marker.size >= 5
+    assert fig.layout.xaxis.title.text == "head"
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import app_support as ui
+import numpy as np
 
+from attnviz.drawing.model_view import head_map
 from attnviz.ui import presenter
 
 
@@ -39,3 +41,15 @@ def test_presenting_draws_one_chart_a_row():
     ui.assert_ok(presenting)
     assert charts_in_columns(presenting) == 0
     assert len(presenting.get("plotly_chart")) == len(normal.get("plotly_chart"))
+
+
+def test_a_figure_drawn_at_its_own_size_grows_whole(monkeypatch):
+    # the head map sets its width and marker sizes: enlarged as a whole, its numbers still fit
+    # inside its squares
+    monkeypatch.setattr(presenter, "presenting", lambda: True)
+    fig = head_map(np.ones((2, 4)), label="entropy (bits)")
+    big = presenter.enlarged(fig)
+    assert big.layout.width == int(1.5 * fig.layout.width)
+    assert big.layout.height == int(1.5 * fig.layout.height)
+    assert big.data[0].marker.size == 1.5 * fig.data[0].marker.size
+    assert big.data[0].textfont.size == 1.5 * fig.data[0].textfont.size
