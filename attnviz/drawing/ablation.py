@@ -93,11 +93,20 @@ def ablation_figure(
     layout = dict(
         title=dict(text=title, x=0.0, xanchor="left"),
         height=height,
-        margin=dict(l=130, r=40, t=90 if title else 40, b=20),
+        margin=dict(l=130, r=40, t=100 if title else 50, b=20),
         font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
-        xaxis=dict(side="top", tickangle=0, fixedrange=True),
+        # each metric's name on two lines, each cell's change below its value: on one line
+        # they ran into their neighbours' on a phone's 60-px columns
+        xaxis=dict(
+            side="top",
+            tickangle=0,
+            fixedrange=True,
+            tickmode="array",
+            tickvals=list(names),
+            ticktext=[_two_lines(name) for name in names],
+        ),
         yaxis=dict(autorange="reversed", fixedrange=True),
     )
     return go.Figure(data=[trace], layout=layout)
@@ -107,8 +116,13 @@ def _cell(value: float, baseline: float, percent: bool) -> str:
     if np.isnan(value):
         return "–"
     if percent:
-        return f"{100 * value:.0f} % ({_change(100 * (value - baseline), 0)})"
-    return f"{value:.2f} ({_change(value - baseline, 2)})"
+        return f"{100 * value:.0f} %<br>({_change(100 * (value - baseline), 0)})"
+    return f"{value:.2f}<br>({_change(value - baseline, 2)})"
+
+
+def _two_lines(name: str) -> str:
+    """A metric's name on two lines, broken at its first space ("in-context<br>loss (nats)")."""
+    return name.replace(" ", "<br>", 1)
 
 
 def _change(change: float, digits: int) -> str:

@@ -30,7 +30,7 @@ from attnviz.learn.language_model import Ablation, LanguageModel
 from attnviz.learn.lm_tasks import LMTask, get_lm_task, make_sequences
 
 ABLATION_METRICS = {  # field of an ablation table -> its label
-    "loss": "loss (nats per token)",
+    "loss": "loss (nats)",  # per token, as every loss here
     "accuracy": "next-token accuracy",
     "in_context_loss": "in-context loss (nats)",
     "in_context_accuracy": "in-context accuracy",

@@ -20,10 +20,12 @@ html { font-size: 21px; }
 # at the charts' 11-13 px: they ran into each other. There the values are smaller, and a heatmap
 # of more than 36 cells prints none (a tap shows any cell's value, as hovering does). Plotly
 # draws a heatmap's cells as one image in `g.hm`, then one `g.heatmap-label` per printed value.
+# Titles are smaller there too: plotly never wraps one, and a long one ran off the chart.
 NARROW_STYLE = """<style>
 @media (max-width: 640px) {
   .js-plotly-plot g.heatmap-label text { font-size: 9px !important; }
   .js-plotly-plot g.hm:has(> g.heatmap-label:nth-child(38)) > g.heatmap-label { display: none; }
+  .js-plotly-plot .gtitle { font-size: 12px !important; }
 }
 </style>"""  # our own constant CSS
 

@@ -27,7 +27,8 @@ def test_the_heatmap_names_heads_and_prints_values_with_their_change():
     assert list(trace.y) == ["layer 0 · head 0", "layer 0 · head 1", "layer 1 · head 0",
                              "layer 1 · head 1"]  # fmt: skip
     assert list(trace.x) == list(NAMES)
-    assert list(trace.text[1]) == ["3.00 (+2.00)", "3 % (-96)"]
+    assert list(trace.text[1]) == ["3.00<br>(+2.00)", "3 %<br>(-96)"]  # its change below
+    assert list(fig.layout.xaxis.ticktext) == ["loss", "in-context<br>accuracy"]
     np.testing.assert_allclose(np.asarray(trace.z), harm(OFF, BASE, [False, True]))
 
 
@@ -35,9 +36,15 @@ def test_a_change_too_small_to_show_has_no_minus_sign():
     off = np.array([[0.998, 0.988], [1.03, 0.97]])  # 1 layer × 2 heads, the first a hair better
     fig = ablation_figure(NAMES, off, BASE, [False, True], n_heads=2)
     assert [list(row) for row in fig.data[0].text] == [
-        ["1.00 (+0.00)", "99 % (+0)"],  # -0.002 and -0.2 points: never "-0.00" or "-0"
-        ["1.03 (+0.03)", "97 % (-2)"],
+        ["1.00<br>(+0.00)", "99 %<br>(+0)"],  # -0.002 and -0.2 points: never "-0.00" or "-0"
+        ["1.03<br>(+0.03)", "97 %<br>(-2)"],
     ]
+
+
+def test_a_metric_s_name_goes_on_two_lines():
+    fig = ablation_figure(["in-context loss (nats)", "accuracy"], OFF, BASE, [False, True], 2)
+    assert list(fig.layout.xaxis.ticktext) == ["in-context<br>loss (nats)", "accuracy"]
+    assert list(fig.data[0].x) == ["in-context loss (nats)", "accuracy"]  # hover: one line
 
 
 def test_shapes_that_do_not_fit_are_refused():

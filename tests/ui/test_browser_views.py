@@ -119,6 +119,12 @@ def test_multihead_grid_and_line_view_hover(app: App):
     app.page.set_viewport_size({"width": 390, "height": 900})
     app.wait_until(f"(page, title) => ({shown})(page, title) === 0", "Head 0 (enlarged)",
                    "the phone's page to hide the values")  # fmt: skip
+    app.wait_until(  # and its titles in a smaller font (a long one was cut), each in its chart
+        "(page) => Array.from(document.querySelectorAll('.js-plotly-plot .gtitle')).every((t) =>"
+        " getComputedStyle(t).fontSize === '12px' && t.getBoundingClientRect().right <="
+        " t.closest('.js-plotly-plot').getBoundingClientRect().right + 1)",
+        None, "every chart's title in 12 px, within its chart, on a phone",
+    )  # fmt: skip
     app.page.set_viewport_size(VIEWPORT)
     assert app.dialogs == [] and app.errors == []
 
