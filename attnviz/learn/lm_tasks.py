@@ -71,8 +71,10 @@ class LMTask:
             ValueError: for a non-string, an empty or too long text, or characters the task
                 does not know (the message names them and lists the allowed ones).
         """
-        if not isinstance(text, str) or not text:
-            raise ValueError(f"`{name}` must be a non-empty string. Received: {describe(text)}.")
+        if not isinstance(text, str):
+            raise ValueError(f"`{name}` must be a string. Received: {describe(text)}.")
+        if not text:
+            raise ValueError(f"`{name}` is empty. Type at least one character.")
         if len(text) + 1 > MAX_LM_TOKENS:
             raise ValueError(
                 f"`{name}` is too long: {len(text)} characters; a language model reads at most "
@@ -81,8 +83,9 @@ class LMTask:
         unknown = sorted(set(text) - set(self.symbols))
         if unknown:
             raise ValueError(
-                f"`{name}` holds characters the {self.name!r} task does not know: "
-                f"{', '.join(repr(c) for c in unknown)}. Allowed: {self.symbols!r}."
+                f"`{name}` holds characters the {self.name} task does not know: "
+                f"{', '.join(repr(c) for c in unknown)}. Allowed: {self.symbols!r}. "
+                "Remove or replace those characters."
             )
         index = {c: i + 1 for i, c in enumerate(self.symbols)}
         return np.array([BOS, *(index[c] for c in text)], dtype=np.int32)

@@ -18,8 +18,9 @@ from attnviz.drawing.translation import char_labels
 from attnviz.inputs.problem import LearnedWeights
 from attnviz.learn.recipes import TRANSFORMER_RECIPES
 from attnviz.learn.tasks import TASKS, get_task, outside_training
+from attnviz.learn.vocab import Vocabulary
 from attnviz.ui.loading import back_end
-from attnviz.ui.messages import plain, shown
+from attnviz.ui.messages import error, plain, shown
 from attnviz.ui.state import Slot, slot, slot_family
 
 if TYPE_CHECKING:
@@ -42,14 +43,20 @@ def weights_choice(choice: Slot[str]) -> str | None:
     return TRAINED.get(label)
 
 
-def task_text(task: str) -> str:
-    """The text to translate for `task`, kept per task (shared by every page that translates)."""
+def task_text(task: str) -> str | None:
+    """The text to translate for `task`, kept per task (shared by every page that translates);
+    None, after saying why right under the box, when the models cannot read it."""
     spec = get_task(task)
     text = TEXTS.of(task)
     text.setdefault(spec.example[0])
     typed = st.text_input(f"Your input ({spec.max_source_len} characters at most)", **text.widget())
+    try:
+        Vocabulary.of(spec).check_source(typed, "input")
+    except ValueError as err:  # in the page's words: "Your input is empty. Type 1 to ..."
+        error(plain("Your input" + str(err).removeprefix("`input`")))
+        return None
     why = outside_training(task, typed)
-    if why:
+    if why:  # it can be read, but is unlike every training input
         st.warning(
             plain(f"The model never saw an input like this: {why}. Whatever it answers is a "
                   "guess, however confident it looks."),
@@ -89,7 +96,7 @@ def shipped_trace(task: str) -> TransformerTrace | None:
     """The text input of `task` and the shipped Transformer's trace of it."""
     text = task_text(task)
     model = shown(lambda: shipped_transformer(task))
-    if model is None:
+    if model is None or text is None:
         return None
     trace = traced(model, text)
     if trace is not None:

@@ -147,7 +147,7 @@ def test_layer_params_are_the_layer_s_kernels_in_compute_multihead_layout(shippe
     ("call", "match"),
     [
         (lambda m: m.forward("ab#"), "does not know: '#'"),
-        (lambda m: m.forward(""), "non-empty string"),
+        (lambda m: m.forward(""), "is empty"),
         (lambda m: m.forward("ab", Ablation(((2, 0),))), r"\(layer, head\) from \(0, 0\) to"),
         (lambda m: m.forward("ab", ablation="head 1"), "`ablation` must be an Ablation"),
         (lambda m: m.run(np.array([[0, 1, 99]])), "token ids from 0 to 26"),

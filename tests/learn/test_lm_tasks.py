@@ -98,11 +98,11 @@ def test_encode_and_decode_are_inverse_and_check_the_characters():
     assert ids[0] == BOS and len(ids) == 7 and task.decode(ids) == "A fox."
     with pytest.raises(ValueError, match="does not know: '#', '€'. Allowed: "):
         task.encode("fox # €")
-    with pytest.raises(ValueError, match="non-empty string"):
+    with pytest.raises(ValueError, match="`text` is empty. Type at least one character."):
         task.encode("")
     with pytest.raises(ValueError, match="too long: 600 characters.*at most 511"):
         task.encode("a" * 600)
-    with pytest.raises(ValueError, match="`prompt` must be a non-empty string"):
+    with pytest.raises(ValueError, match="`prompt` must be a string. Received: 7"):
         task.encode(7, "prompt")
 
 

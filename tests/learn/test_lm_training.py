@@ -102,7 +102,7 @@ def test_a_short_run_on_the_stories_beats_the_unigram_floor(stories_run):
         (dict(task="dates"), '`task` must be one of "induction", "text"'),
         (dict(network=NetworkConfig()), "`network` must be an LMConfig"),
         (dict(training=LMConfig()), "`training` must be a TrainConfig"),
-        (dict(probe="ab!"), "`probe` holds characters the 'induction' task does not know"),
+        (dict(probe="ab!"), "`probe` holds characters the induction task does not know"),
         (dict(callback="print"), "`callback` must be a function or None"),
     ],
     ids=["task", "network", "training", "probe", "callback"],

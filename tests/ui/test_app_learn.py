@@ -51,9 +51,9 @@ def test_shipped_dates_model_translates_the_example():
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("22 nov 2026 §", "§"),
-        ("", "empty"),
-        ("x" * 200, "too long for the dates task: 200 characters, the most is 30"),
+        ("22 nov 2026 §", "Your input holds characters the dates task does not know: '§'"),
+        ("", "Your input is empty. Type 1 to 30 characters"),
+        ("x" * 200, "Your input is too long for the dates task: 200 characters, the most is 30"),
     ],
     ids=["unknown-character", "empty", "too-long"],
 )
@@ -61,8 +61,13 @@ def test_bad_input_says_what_is_wrong_and_keeps_the_text(text, match):
     at = _open()
     at.text_input(key="learn_text_dates").set_value(text).run()
     assert not at.exception
-    assert any(match in e for e in ui.errors(at)), ui.errors(at)
+    assert [e for e in ui.errors(at) if match in e], ui.errors(at)  # once, in the page's words
+    assert len(ui.errors(at)) == 1 and at.warning.len == 0  # no "whatever it answers": none
     assert at.text_input(key="learn_text_dates").value == text
+    for view in ("Compare scores", "One step in the explorer"):  # every tab says it the same
+        at.session_state[learning.VIEW.key] = view
+        at.run()
+        assert len(ui.errors(at)) == 1 and not at.exception
 
 
 def test_every_task_and_score_opens_its_shipped_model():

@@ -19,6 +19,7 @@ from attnviz.learn.pretrained import load_lm
 from attnviz.learn.recipes import LM_RECIPES
 from attnviz.ui.heads_panel import ENLARGED, FIT
 from attnviz.ui.lm_views import FRESH_SEED, FRESH_SEQUENCES
+from attnviz.ui.modes import language_model
 
 pytestmark = pytest.mark.slow  # loads, runs and trains language models
 
@@ -140,8 +141,14 @@ def test_a_prompt_it_cannot_read_says_why():
     at = ui.new_session("language-model", lm_text_induction="abc DEF")
     assert not at.exception
     (said,) = ui.errors(at)
+    assert said.startswith("Your text holds characters the induction task does not know")
     assert "does not know: ' ', 'D', 'E', 'F'" in said and "Allowed: 'abcdef" in said
     assert at.text_input(key="lm_text_induction").value == "abc DEF"  # kept, to be fixed
+    at.text_input(key="lm_text_induction").set_value("").run()
+    assert ui.errors(at) == ["Your text is empty. Type at least one character."]
+    at.session_state[language_model.VIEW.key] = "How it learned"  # needs no text: drawn
+    at.run()
+    assert ui.chart(at, "How it learned") and len(ui.errors(at)) == 1
 
 
 def test_how_it_learned_shows_the_phase_change(model):

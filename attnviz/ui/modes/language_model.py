@@ -29,7 +29,7 @@ from attnviz.ui.lm_views import (
     phase_change_caption,
 )
 from attnviz.ui.loading import back_end
-from attnviz.ui.messages import plain, shown
+from attnviz.ui.messages import error, plain, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.state import slot, slot_family
 from attnviz.ui.training_progress import epochs_in_words, progress
@@ -102,15 +102,13 @@ def draw() -> None:
     if model is None:
         return
     text = _text(task)
-    trace = shown(lambda: model.trace(text))
-    if trace is None:
-        return
+    trace = None if text is None else shown(lambda: model.trace(text))
     shipped_task = task if source == "Shipped" else None
-    draws = (
-        lambda: heads_view(model, trace, shipped_task),
-        lambda: ablation_view(model, task, text),
-        lambda: _generation(model, task, text),
-        lambda: learned_view(model),
+    draws = (  # the text's views wait for a text the model can read (the box says why not)
+        lambda: trace and heads_view(model, trace, shipped_task),
+        lambda: trace and ablation_view(model, task, text),
+        lambda: trace and _generation(model, task, text),
+        lambda: learned_view(model),  # the model's training alone
     )
     tabs = st.tabs(VIEWS, key=VIEW.key, bind="query-params", on_change="rerun")
     for tab, draw_view in zip(tabs, draws, strict=True):
@@ -119,17 +117,24 @@ def draw() -> None:
                 draw_view()
 
 
-def _text(task: str) -> str:
-    """The text the model reads, kept per task; its example to start."""
+def _text(task: str) -> str | None:
+    """The text the model reads, kept per task; its example to start. None, after saying why
+    right under the box, when the model cannot read it."""
     spec = get_lm_task(task)
     text = TEXTS.of(task)
     text.setdefault(spec.example)
     symbols = "".join(spec.symbols)
     known = f"letters {symbols[0]}–{symbols[-1]}" if symbols.isalpha() and symbols.islower() \
         else "the characters of its stories"  # fmt: skip
-    return st.text_input(
+    typed = st.text_input(
         f"Text ({known}; it trained on {spec.context} tokens at a time)", **text.widget()
     )
+    try:
+        spec.encode(typed, "text")
+    except ValueError as err:  # in the page's words: "Your text is empty. Type ..."
+        error(plain("Your text" + str(err).removeprefix("`text`")))
+        return None
+    return typed
 
 
 def _generation(model: LanguageModel, task: str, text: str) -> None:

@@ -303,7 +303,7 @@ def _start(task: str, settings: AttentionSettings, transformer: bool, epochs: in
 
 def _translate_view(model, task: str) -> None:
     text = task_text(task)
-    translation = shown(lambda: model.translate(text))
+    translation = None if text is None else shown(lambda: model.translate(text))
     if translation is None:
         return
     st.markdown(f"**Output:** `{plain(translation.output)}`" if translation.output else "")
@@ -333,7 +333,7 @@ def _model_view(model, task: str) -> None:
         "fed, and the encoder–decoder attention from each output character to the input."
     )
     text = task_text(task)
-    trace = traced(model, text)
+    trace = None if text is None else traced(model, text)
     if trace is None:
         return
     st.markdown(f"**Output:** `{plain(trace.translation.output)}`")
@@ -362,6 +362,8 @@ def _compare_view(model, task: str) -> None:
         hide_index=True,
     )
     text = task_text(task)
+    if text is None:
+        return
     columns = chart_columns(len(models))
     for column, (score, other) in zip(columns, models.items(), strict=True):
         translation = shown(lambda o=other: o.translate(text))
@@ -377,7 +379,7 @@ def _compare_view(model, task: str) -> None:
 
 def _explorer_view(model, task: str) -> None:
     text = task_text(task)
-    translation = shown(lambda: model.translate(text))
+    translation = None if text is None else shown(lambda: model.translate(text))
     if translation is None or not translation.output:
         return
     steps = list(range(len(translation.output)))
