@@ -436,6 +436,7 @@ def head_map(
         symbol="square", size=side, color=np.where(finite, values, np.nan).ravel().tolist(),
         colorscale="Viridis", showscale=True, line=dict(width=0),
         colorbar=dict(title=dict(text=_escape(label), side="right"), thickness=10),
+        **_colour_range(values[finite], digits),
     )  # fmt: skip
     where = [f"{names[i]} · head {h}" for i, h in zip(layer.ravel(), head.ravel(), strict=True)]
     trace = go.Scatter(
@@ -477,6 +478,20 @@ def head_map(
 
 
 _BARE_AXIS = dict(showgrid=False, zeroline=False, fixedrange=True)  # no grid, no zoom
+
+
+def _colour_range(values: np.ndarray, digits: int) -> dict[str, float]:
+    """The colour scale's ends for a head map: its own smallest to largest value; but when
+    the values differ by less than their printed `digits` show (an untrained model's heads all
+    "3.68"), a span of one printed step either side, so that equal numbers look equal instead
+    of spreading a rounding difference over the whole scale."""
+    if values.size == 0:
+        return {}
+    low, high = float(values.min()), float(values.max())
+    step = 10.0**-digits
+    if high - low >= step:
+        return {}  # plotly's own: smallest to largest
+    return {"cmin": low - step, "cmax": high + step}
 
 
 def _numeric(table: Any) -> bool:

@@ -124,6 +124,7 @@ def _tokenized(user: UserModel, text: str) -> tuple[list[int], tuple[str, ...], 
         added = [tokens[0]] if start is not None else []
         added += [tokens[-1]] if len(ids) - len(core) > len(added) else []
         notes.append(f"Added as keras-hub's preprocessor adds them: {', '.join(added)}.")
+    notes += _marker_notes(tokens)
     back = np.asarray(tokenizer.detokenize(core)).item()
     back = back.decode("utf-8", "replace") if isinstance(back, bytes) else str(back)
     if _squeezed(back) != _squeezed(text):
@@ -132,6 +133,18 @@ def _tokenized(user: UserModel, text: str) -> tuple[list[int], tuple[str, ...], 
             "which is lost or replaced."
         )
     return ids, tokens, tuple(notes)
+
+
+SPACE_MARKERS = (  # (mark, what it means): how subword tokenizers write their tokens
+    ("Ġ", "Ġ marks a token that starts with a space (GPT-2's byte-level tokenizer)"),
+    ("▁", "▁ marks a token that starts a word (SentencePiece)"),
+    ("##", "## marks a token that continues a word (WordPiece)"),
+)
+
+
+def _marker_notes(tokens: tuple[str, ...]) -> list[str]:
+    """What the tokenizer's marks in `tokens` mean, one note per mark used."""
+    return [f"{meaning}." for mark, meaning in SPACE_MARKERS if any(mark in t for t in tokens)]
 
 
 def _squeezed(text: str) -> str:

@@ -195,6 +195,16 @@ def test_the_head_map_is_one_clickable_square_per_head():
     assert fig.layout.xaxis.title.text == "head"
 
 
+def test_heads_that_print_the_same_number_get_the_same_colour():
+    tied = head_map(np.array([[3.676974, 3.676972], [3.67697, 3.676973]]), label="entropy (bits)")
+    (trace,) = tied.data
+    assert set(trace.text) == {"3.68"}  # all one number, as printed ...
+    low, high = trace.marker.cmin, trace.marker.cmax  # ... so nearly one colour: the middle
+    assert low < 3.67697 and high > 3.676974 and high - low > 100 * (3.676974 - 3.67697)
+    spread = head_map(np.array([[0.5, 2.0]]), label="entropy (bits)").data[0].marker
+    assert spread.cmin is None and spread.cmax is None  # smallest to largest
+
+
 @pytest.mark.parametrize(
     ("table", "kwargs", "message"),
     [

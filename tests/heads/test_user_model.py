@@ -84,9 +84,14 @@ def test_text_is_tokenized_with_the_start_token_first(gpt2, llama):
     assert set(made.inputs) == {"token_ids", "padding_mask"}
     assert made.inputs["token_ids"].tolist() == [list(made.token_ids)]
     assert made.inputs["padding_mask"].tolist() == [[1] * 9]
-    assert made.notes == ("Added as keras-hub's preprocessor adds them: <|endoftext|>.",)
+    assert made.notes == (
+        "Added as keras-hub's preprocessor adds them: <|endoftext|>.",
+        "Ġ marks a token that starts with a space (GPT-2's byte-level tokenizer).",
+    )
     llama_made = text_inputs(llama, "the cat")
     assert llama_made.tokens[0] == "<s>" and llama_made.token_ids[0] == 1
+    assert llama_made.tokens[1] == "▁the"  # SentencePiece's word mark, said once
+    assert llama_made.notes[-1] == "▁ marks a token that starts a word (SentencePiece)."
 
 
 def test_text_the_tokenizer_cannot_hold_is_said(gpt2):
