@@ -27,6 +27,27 @@ def sentence_box(text: Slot[str], label: str, height: int, default: str | None =
     return st.text_area(label, height=height, **text.widget())
 
 
+def heads_fit(d_model: int, heads: int, kv_heads: int | None = None) -> bool:
+    """Whether `heads` (and `kv_heads`, the K/V heads they share) fit `d_model`; if not, an
+    error says so in the page's words, with sizes that fit."""
+    if d_model % heads:
+        error(
+            f"d_model must be divisible by the number of heads h: {d_model} is not "
+            f"divisible by {heads}. Try d_model = {heads * max(1, d_model // heads)}."
+        )
+        return False
+    if kv_heads is not None and heads % kv_heads:
+        fits = [g for g in range(1, heads + 1) if heads % g == 0]
+        error(
+            f"The K/V heads g must divide the heads h: {heads} heads can share "
+            f"{', '.join(map(str, fits[:-1]))} or {fits[-1]} K/V heads, not {kv_heads}."
+            if len(fits) > 1
+            else f"The K/V heads g must divide the heads h: 1 head has 1 K/V head, not {kv_heads}."
+        )
+        return False
+    return True
+
+
 def encoding_controls() -> tuple[int, int, bool]:
     """`(d_model, d_k, positional)`: how the sentence modes embed and project their tokens."""
     columns = st.columns(3)

@@ -968,6 +968,21 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
     np.testing.assert_allclose(ui.values(at, "Q = X · W_Q"), result.query_heads[0, 2], atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        (dict(mh_h="3", mh_kv="3"), "d_model must be divisible by the number of heads h: 16 is "
+                                    "not divisible by 3. Try d_model = 15."),
+        (dict(mh_h="4", mh_kv="3"), "The K/V heads g must divide the heads h: 4 heads can "
+                                    "share 1, 2 or 4 K/V heads, not 3."),
+    ],
+    ids=["d_model", "kv-heads"],
+)  # fmt: skip
+def test_head_sizes_that_do_not_fit_say_so_in_the_page_s_words(fields, said):
+    at = ui.new_session("multihead", **fields)
+    assert not at.exception and ui.errors(at) == [said] and not ui.specs(at)
+
+
 def test_multi_head_shares_key_value_heads_and_says_what_it_saves():
     from attnviz.inputs.text import encode_sentences
     from attnviz.transformer.way_attention import compute_way

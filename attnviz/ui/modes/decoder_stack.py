@@ -16,8 +16,9 @@ from attnviz.core.ways import get_way
 from attnviz.drawing.translation import char_labels
 from attnviz.ui.charts import ACROSS, head_grid
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
+from attnviz.ui.input_widgets import heads_fit
 from attnviz.ui.loading import back_end, run_builds_models
-from attnviz.ui.messages import error, shown
+from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
 from attnviz.ui.shipped import TASK_TEXTS, shipped_trace, weights_choice
@@ -76,12 +77,7 @@ def _random_decoder(seed: int) -> None:
         int(column.number_input(label, low, high, size.default, **size.widget()))
         for column, (size, label, low, high) in zip(st.columns(len(SIZES)), SIZES, strict=True)
     ]
-    h, d_model = sizes[4], sizes[5]
-    if d_model % h:
-        error(
-            f"d_model must be divisible by the number of heads h: {d_model} is not "
-            f"divisible by {h}. Try d_model = {h * max(1, d_model // h)}."
-        )
+    if not heads_fit(d_model=sizes[5], heads=sizes[4]):
         return
     run = shown(lambda: _run_decoder_cached(tuple(sizes), seed))
     if run is None:

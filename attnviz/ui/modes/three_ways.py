@@ -27,6 +27,7 @@ from attnviz.ui.charts import (
 from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
+    heads_fit,
     paired,
     positional_toggle,
     sentence_box,
@@ -105,6 +106,8 @@ def _random_way(way: str, settings) -> None:
     """The way's attention with seeded random weights over the typed sentences."""
     encoded, heads, kv_heads = _way_inputs(way, sidebar.SEED.get())
     if settings is None:  # the sidebar says which control does not fit
+        return
+    if not heads_fit(D_MODEL.get(), heads, kv_heads):
         return
     if any(e is None for e in encoded.values()):
         return
