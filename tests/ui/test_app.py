@@ -969,17 +969,19 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
 
 
 @pytest.mark.parametrize(
-    ("fields", "said"),
+    ("page", "fields", "said"),
     [
-        (dict(mh_h="3", mh_kv="3"), "d_model must be divisible by the number of heads h: 16 is "
-                                    "not divisible by 3. Try d_model = 15."),
-        (dict(mh_h="4", mh_kv="3"), "The K/V heads g must divide the heads h: 4 heads can "
-                                    "share 1, 2 or 4 K/V heads, not 3."),
+        ("multihead", dict(mh_h="3", mh_kv="3"), "d_model must be divisible by the number of "
+         "heads h: 16 is not divisible by 3. Try d_model = 15."),
+        ("multihead", dict(mh_h="4", mh_kv="3"), "The K/V heads g must divide the heads h: 4 "
+         "heads can share 1, 2 or 4 K/V heads, not 3."),
+        ("decoder", dict(dec_h="3"), "d_model must be divisible by the number of heads h: 512 "
+         "is not divisible by 3. Try d_model = 510."),
     ],
-    ids=["d_model", "kv-heads"],
+    ids=["d_model", "kv-heads", "decoder"],
 )  # fmt: skip
-def test_head_sizes_that_do_not_fit_say_so_in_the_page_s_words(fields, said):
-    at = ui.new_session("multihead", **fields)
+def test_head_sizes_that_do_not_fit_say_so_in_the_page_s_words(page, fields, said):
+    at = ui.new_session(page, **fields)
     assert not at.exception and ui.errors(at) == [said] and not ui.specs(at)
 
 
