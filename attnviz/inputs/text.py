@@ -222,7 +222,7 @@ def _split_sentences(sentences: str | Sequence[str]) -> tuple[str, ...]:
         )
     if not texts:
         raise ValueError(
-            "`sentences` holds no sentence: it is empty or has only blank lines. "
+            "The text holds no sentence: it is empty or has only blank lines. "
             "Type at least one sentence."
         )
     if len(texts) > limits.MAX_SENTENCES:

@@ -292,9 +292,9 @@ ERROR_CASES = [
         lambda: encode_sentences(["a"] * 65), "received 65, at most 64", id="too_many_sentences"
     ),
     pytest.param(
-        lambda: encode_sentences(" \n\n "), "`sentences` holds no sentence", id="empty_string"
+        lambda: encode_sentences(" \n\n "), "The text holds no sentence", id="empty_string"
     ),
-    pytest.param(lambda: encode_sentences([]), "`sentences` holds no sentence", id="empty_list"),
+    pytest.param(lambda: encode_sentences([]), "The text holds no sentence", id="empty_list"),
     pytest.param(
         lambda: encode_sentences(42),
         "`sentences` must be a str .* or a list of str",

@@ -27,7 +27,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attnviz.inputs.presets import shipped_presets
-from attnviz.ui.input_widgets import SEQUENCE
+from attnviz.ui.input_widgets import SEQUENCE, TARGET
 from attnviz.ui.modes import decoder_stack, three_ways
 from attnviz.ui.sidebar import SEED
 
@@ -985,6 +985,16 @@ def test_head_sizes_that_do_not_fit_say_so_in_the_page_s_words(page, fields, sai
     assert not at.exception and ui.errors(at) == [said] and not ui.specs(at)
 
 
+def test_multi_head_says_which_sentence_box_is_empty():
+    at = ui.new_session("multihead", way="cross")  # two boxes: the source and the target
+    at.text_area(key=TARGET.key).set_value("  ").run()
+    assert ui.errors(at) == [
+        "Target: The text holds no sentence: it is empty or has only blank lines. Type at "
+        "least one sentence."
+    ]
+    assert not at.exception and at.text_area(key=TARGET.key).value == "  "
+
+
 def test_multi_head_shares_key_value_heads_and_says_what_it_saves():
     from attnviz.inputs.text import encode_sentences
     from attnviz.transformer.way_attention import compute_way
@@ -996,8 +1006,9 @@ def test_multi_head_shares_key_value_heads_and_says_what_it_saves():
         "**K/V head 1**, shared by query heads 2, 3",
     ]
     assert "4 query heads on 2 K/V heads" in ui.captions(at)
-    assert "KV cache 64 bytes per token (float32), 50% less than multi-head's 128" in ui.captions(
-        at
+    assert (
+        "the KV cache a decoder keeps: 64 bytes per token (float32), 50% less than multi-head's 128"
+        in ui.captions(at)
     )
     enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=0)
     expected = compute_way("bidirectional", enc.inputs, None, num_heads=4, num_kv_heads=2,

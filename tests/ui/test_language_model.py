@@ -144,7 +144,7 @@ def test_a_prompt_it_cannot_read_says_why():
     assert said.startswith("Your text holds characters the induction task does not know")
     assert "does not know: ' ', 'D', 'E', 'F'" in said and "Allowed: 'abcdef" in said
     assert at.text_input(key="lm_text_induction").value == "abc DEF"  # kept, to be fixed
-    at.text_input(key="lm_text_induction").set_value("").run()
+    at.text_input(key=language_model.TEXTS.of("induction").key).set_value("").run()
     assert ui.errors(at) == ["Your text is empty. Type at least one character."]
     at.session_state[language_model.VIEW.key] = "How it learned"  # needs no text: drawn
     at.run()

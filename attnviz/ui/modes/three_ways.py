@@ -95,7 +95,8 @@ def _way_inputs(way: str, seed: int):
         side: shown(
             lambda t=text: encode_sentences(
                 t, d_model=d_model, d_k=d_model, seed=seed, positional=positional
-            )
+            ),
+            f"{side.title()}: ",  # which box, when there are two
         )
         for side, text in texts.items()
     }
@@ -289,8 +290,8 @@ def _costs(result) -> None:
     saved = 1 - costs.kv_cache_bytes_per_token / costs.mha_kv_cache_bytes_per_token
     st.caption(
         f"{costs.num_heads} query heads on {costs.num_kv_heads} K/V heads · "
-        f"{costs.param_count:,} parameters (W_Q, W_K, W_V, W_O) · KV cache "
-        f"{costs.kv_cache_bytes_per_token:,} bytes per token (float32)"
+        f"{costs.param_count:,} parameters (W_Q, W_K, W_V, W_O) · the KV cache a decoder "
+        f"keeps: {costs.kv_cache_bytes_per_token:,} bytes per token (float32)"
         + (f", {saved:.0%} less than multi-head's {costs.mha_kv_cache_bytes_per_token:,}"
            if saved else "")
     )  # fmt: skip
