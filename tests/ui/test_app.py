@@ -642,6 +642,24 @@ def test_cross_pairs_by_line(at):
     np.testing.assert_array_equal(ui.weights(at)[:, 2], 0)  # source padding is masked
 
 
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({}, None),
+        ({"causal": "true"}, "A Transformer's encoder–decoder attention is never causal"),
+        ({"position": "RoPE (rotary)"}, "encoder–decoder attention, where there is one, adds no "
+                                        "position scheme"),
+        ({"position": "ALiBi (linear bias)"}, "as if the two sentences were one sequence"),
+    ],
+    ids=["plain", "causal", "rope", "alibi"],
+)  # fmt: skip
+def test_cross_says_what_a_mask_or_position_scheme_means_there(fields, said):
+    at = ui.new_session("cross", **fields)
+    notes = [i.value for i in at.info]
+    assert not at.exception and not ui.errors(at)
+    assert [n for n in notes if said in n] if said else notes == []
+
+
 def test_the_summary_speaks_of_padding_only_where_keys_are_padded(at):
     _cross(at, "a b c", "x y")  # one sentence: the padding mask (on) hides nothing
     said = ui.captions(at)

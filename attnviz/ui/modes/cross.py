@@ -61,6 +61,14 @@ def draw() -> None:
             "read the whole source (switch the causal mask off to see it).",
             icon=":material/info:",
         )
+    if controls.settings is not None and controls.settings.position != "none":
+        st.info(
+            "RoPE and ALiBi on cross-attention compare target token i's position with source "
+            "token j's, as if the two sentences were one sequence aligned word by word. "
+            "Today's models use them in self-attention; encoder–decoder attention, where there "
+            "is one, adds no position scheme (choose None under Positions to see it).",
+            icon=":material/info:",
+        )
     problem = cross_panel(sidebar.SEED.get())
     if problem is not None:
         results.results_panel(problem, controls)
