@@ -37,3 +37,15 @@ def shown(read: Callable[[], T], where: str = "") -> T | None:
     except ValueError as err:
         error(plain(f"{where}{err}"))
         return None
+
+
+def readable(check: Callable[[], object], argument: str, words: str) -> bool:
+    """Run `check` (a model's check of a typed text); show its ValueError here in the page's
+    words, the code's `argument` name ("`text`") said as `words` ("Your text"), and return
+    False; True when the text passed."""
+    try:
+        check()
+    except ValueError as err:
+        error(plain(words + str(err).removeprefix(f"`{argument}`")))
+        return False
+    return True

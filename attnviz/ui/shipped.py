@@ -20,7 +20,7 @@ from attnviz.learn.recipes import TRANSFORMER_RECIPES
 from attnviz.learn.tasks import TASKS, get_task, outside_training
 from attnviz.learn.vocab import Vocabulary
 from attnviz.ui.loading import back_end
-from attnviz.ui.messages import error, plain, shown
+from attnviz.ui.messages import plain, readable, shown
 from attnviz.ui.state import Slot, slot, slot_family
 
 if TYPE_CHECKING:
@@ -50,11 +50,9 @@ def task_text(task: str) -> str | None:
     text = TEXTS.of(task)
     text.setdefault(spec.example[0])
     typed = st.text_input(f"Your input ({spec.max_source_len} characters at most)", **text.widget())
-    try:
-        Vocabulary.of(spec).check_source(typed, "input")
-    except ValueError as err:  # in the page's words: "Your input is empty. Type 1 to ..."
-        error(plain("Your input" + str(err).removeprefix("`input`")))
-        return None
+    check = Vocabulary.of(spec).check_source
+    if not readable(lambda: check(typed, "input"), "input", "Your input"):
+        return None  # said under the box: "Your input is empty. Type 1 to ..."
     why = outside_training(task, typed)
     if why:  # it can be read, but is unlike every training input
         st.warning(

@@ -30,3 +30,19 @@ def test_shown_reports_a_value_error_and_returns_none():
 def test_counted_says_one_thing_or_many():
     said = [counted(n, "key tile") for n in (0, 1, 2)]
     assert said == ["0 key tiles", "1 key tile", "2 key tiles"]
+
+
+def test_readable_says_a_check_s_error_in_the_page_s_words():
+    def script():
+        import streamlit as st
+
+        from attnviz.ui.messages import readable
+
+        def bad():
+            raise ValueError("`text` is empty. Type at least one character.")
+
+        st.write(f"got {readable(bad, 'text', 'Your text')} and {readable(lambda: 1, 'x', 'X')}")
+
+    at = AppTest.from_function(script).run()
+    assert [e.value for e in at.error] == ["Your text is empty. Type at least one character."]
+    assert at.markdown[0].value == "got False and True"

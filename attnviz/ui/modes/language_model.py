@@ -29,7 +29,7 @@ from attnviz.ui.lm_views import (
     phase_change_caption,
 )
 from attnviz.ui.loading import back_end
-from attnviz.ui.messages import error, plain, shown
+from attnviz.ui.messages import plain, readable, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.state import slot, slot_family
 from attnviz.ui.training_progress import epochs_in_words, progress
@@ -129,11 +129,8 @@ def _text(task: str) -> str | None:
     typed = st.text_input(
         f"Text ({known}; it trained on {spec.context} tokens at a time)", **text.widget()
     )
-    try:
-        spec.encode(typed, "text")
-    except ValueError as err:  # in the page's words: "Your text is empty. Type ..."
-        error(plain("Your text" + str(err).removeprefix("`text`")))
-        return None
+    if not readable(lambda: spec.encode(typed, "text"), "text", "Your text"):
+        return None  # said under the box: "Your text is empty. Type ..."
     return typed
 
 
