@@ -28,6 +28,9 @@ from deploy import chromium, servers
 
 REQUIRE_ENV = "ATTNVIZ_REQUIRE_BROWSER"
 WAIT_SECONDS = 30  # most time any rerun may take
+OPEN_SECONDS = 60  # most time a new tab may take to paint its charts: 6-9 s on a quiet machine
+# (measured 2026-11-27), and a page opened while the other test process trains, on two cores,
+# twice took just over 30 s in CI (a failure bound, not a timed assertion)
 POLL_MS = 50  # how often a wait checks its condition in the page. Not Playwright's default,
 # every animation frame: that keeps an idle page drawing 60 frames a second, ~13 % of a core
 # here while a test waits (measured 2026-11-27), taken from the server and the other tests
@@ -180,7 +183,7 @@ class App:
     # --- loading and waiting ---
 
     def open(
-        self, address: str | None = None, charts: int = 4, timeout: float = WAIT_SECONDS
+        self, address: str | None = None, charts: int = 4, timeout: float = OPEN_SECONDS
     ) -> App:
         """Load the page (default: the Matrices page) and wait, at most `timeout` seconds each,
         for its heading and for `charts` painted charts."""

@@ -43,8 +43,7 @@ LONGEST_FIRST = (
 # The group of the tests that drive Chromium (the session's server, or their own servers as the
 # deploy test's replicas): one process runs them all, one at a time, while the other runs the
 # rest; two servers and two browsers at once slowed every page down (measured: the browser tests
-# took 471 s instead of 387 s), and a page under the deploy test's two replicas and four users
-# once took more than 30 s to load (2026-11-27).
+# took 471 s instead of 387 s). The deploy test's replicas and four users are such a second set.
 BROWSER_GROUP = "browser"
 BROWSER_FIXTURES = {"app_url", "browser"}
 
