@@ -22,8 +22,11 @@ Differences from the tutorial, all deliberate:
 Embeddings are the tutorial's `PositionEmbeddingFixedWeights`: fixed (non-trainable) sinusoidal
 tables for both the words and the positions, added together.
 
-The Keras layers live in `decoder_layers`; this module checks inputs, builds a seeded
-decoder and runs it (`run_decoder`).
+The Keras layers live in `decoder_layers`; this module checks inputs and runs a seeded decoder
+(`run_decoder`) or builds it as Keras layers (`build_decoder`). Both take their weights from
+`decoder_forward.draw_weights`; `run_decoder` computes with `decoder_forward` (the same sub-layers
+in arrays, attention by `multihead`), which gives the Keras layers' numbers (tested) without
+creating ~100 Keras layers and their variables on every run.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import keras
 import numpy as np
 
 from attnviz.core.checks import as_float_array, check_int, describe, read_only
@@ -49,6 +51,12 @@ from attnviz.core.limits import (
 from attnviz.core.masks import build_mask, check_padding_mask
 from attnviz.core.seeding import check_seed
 from attnviz.core.ways import way_mask
+from attnviz.transformer.decoder_forward import (
+    DecoderWeights,
+    decoder_forward,
+    draw_weights,
+    keras_weights,
+)
 from attnviz.transformer.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
 from attnviz.transformer.multihead import _check_head_sizes
 
@@ -76,7 +84,7 @@ class DecoderConfig:
     d_ff: int = 2048  # F, hidden units of the feed-forward sub-layer
     n: int = 6  # decoder layers N
     rate: float = 0.1  # dropout rate; used only when training, never by `run_decoder`
-    seed: int = 0  # seeds the Keras weight initialisers
+    seed: int = 0  # seeds the weights (`decoder_forward.draw_weights`)
 
     def __post_init__(self) -> None:
         check_int(self.vocab_size, "vocab_size", low=1, high=MAX_VOCAB)
@@ -108,16 +116,27 @@ class DecoderResult:
 
 
 def build_decoder(config: DecoderConfig) -> Decoder:
-    """A `Decoder` whose weights, created on its first call, depend only on `config`.
+    """The Keras `Decoder` of `config`, built, holding the weights `run_decoder` computes with.
 
-    Calls `keras.utils.set_random_seed(config.seed)`, which also reseeds Python's `random`,
-    NumPy's global generator and TensorFlow's global seed: call the decoder before drawing any
-    other random numbers, so that its weight initialisers get the seeded draws.
+    Its weights are `decoder_forward.draw_weights` of the config (drawn from `config.seed` as
+    Keras's default initialisers draw them), so the same config gives the same decoder, and its
+    call gives `run_decoder`'s numbers. Dropout (`config.rate`) acts only with `training=True`.
     """
-    keras.utils.set_random_seed(config.seed)
-    return Decoder(
+    decoder = Decoder(
         config.vocab_size, config.sequence_length, config.h, config.d_k, config.d_v,
         config.d_model, config.d_ff, config.n, config.rate,
+    )  # fmt: skip
+    decoder.build((1, config.sequence_length), (1, 1, config.d_model))
+    weights = _draw(config)
+    for index, layer in enumerate(decoder.decoder_layer):
+        layer.set_arrays(keras_weights(weights, index))
+    return decoder
+
+
+def _draw(config: DecoderConfig) -> DecoderWeights:
+    return draw_weights(
+        config.vocab_size, config.sequence_length, config.h, config.d_k, config.d_v,
+        config.d_model, config.d_ff, config.n, config.seed,
     )  # fmt: skip
 
 
@@ -137,7 +156,7 @@ def run_decoder(
     target_padding_mask: Any = None,
     seed: int = 0,
 ) -> DecoderResult:
-    """Build a seeded decoder and run it at inference (dropout off).
+    """Run a seeded decoder at inference (dropout off); `build_decoder` gives it as Keras layers.
 
     Args:
         target_tokens: int `(B, T)` token ids in [0, vocab_size).
@@ -158,12 +177,10 @@ def run_decoder(
     config = DecoderConfig(vocab_size, t, h, d_k, d_v, d_model, d_ff, n, 0.1, seed)
     memory = _check_encoder_output(encoder_output, batch, d_model)
     _check_run_size(config, batch, t, memory.shape[1])
-    self_mask, cross_mask = _decoder_masks(
-        batch, t, memory.shape[1], causal, source_padding_mask, target_padding_mask
-    )
-    decoder = build_decoder(config)
-    output, self_weights, cross_weights = decoder(
-        tokens, memory, self_mask, cross_mask, training=False
+    paddings = _check_paddings(batch, t, memory.shape[1], target_padding_mask, source_padding_mask)
+    self_mask, cross_mask = _decoder_masks(batch, t, memory.shape[1], causal, *paddings)
+    output, self_weights, cross_weights = decoder_forward(
+        _draw(config), tokens, memory, causal, *paddings
     )
     return DecoderResult(
         output=read_only(np.asarray(output)),
@@ -175,16 +192,23 @@ def run_decoder(
     )
 
 
-def _decoder_masks(
-    batch: int, t: int, s: int, causal: bool, source_padding: Any, target_padding: Any
-) -> tuple[np.ndarray, np.ndarray]:
-    """The self-attention `(B, T, T)` and cross-attention `(B, T, S)` masks, True = attend."""
-    if not isinstance(causal, (bool, np.bool_)):
-        raise ValueError(f"`causal` must be True or False. Received: {describe(causal)}.")
+def _check_paddings(
+    batch: int, t: int, s: int, target_padding: Any, source_padding: Any
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The padding masks as bool `(B, T)` and `(B, S)`, True = real token, or None."""
     if target_padding is not None:
         target_padding = check_padding_mask(target_padding, batch, t, name="target_padding_mask")
     if source_padding is not None:
         source_padding = check_padding_mask(source_padding, batch, s, name="source_padding_mask")
+    return target_padding, source_padding
+
+
+def _decoder_masks(
+    batch: int, t: int, s: int, causal: bool, target_padding: Any, source_padding: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """The self-attention `(B, T, T)` and cross-attention `(B, T, S)` masks, True = attend."""
+    if not isinstance(causal, (bool, np.bool_)):
+        raise ValueError(f"`causal` must be True or False. Received: {describe(causal)}.")
     # the decoder's two attentions are two of the three ways (see `core.ways`)
     if causal:
         self_mask = way_mask("causal", s, t, target_padding_mask=target_padding)

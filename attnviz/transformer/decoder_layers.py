@@ -8,6 +8,7 @@ checked, seeded front door `run_decoder`. These layers do not check their inputs
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import keras
@@ -84,6 +85,26 @@ class DecoderLayer(keras.layers.Layer):
             norm.build(x_shape)
         self.feed_forward1.build(x_shape)
         self.feed_forward2.build((*x_shape[:-1], self.sizes["d_ff"]))  # (B, T, F)
+
+    def set_arrays(self, arrays: Mapping[str, Any]) -> None:
+        """Assign every weight of the built layer from `arrays`, keyed as `LAYER_KEYS` of
+        `decoder_forward`, in these variables' shapes (`decoder_forward.keras_weights`)."""
+        for key, variable in self._variables_by_key().items():
+            variable.assign(arrays[key])
+
+    def _variables_by_key(self) -> dict[str, Any]:
+        variables = {}
+        attentions = {"self": self.multihead_attention1, "cross": self.multihead_attention2}
+        for name, mha in attentions.items():
+            variables[f"{name}_W_Q"] = mha.query_dense.kernel  # (D, H, Dk)
+            variables[f"{name}_W_K"] = mha.key_dense.kernel  # (D, H, Dk)
+            variables[f"{name}_W_V"] = mha.value_dense.kernel  # (D, H, Dv)
+            variables[f"{name}_W_O"] = mha.output_dense.kernel  # (H, Dv, D)
+        for i, dense in ((1, self.feed_forward1), (2, self.feed_forward2)):
+            variables[f"ff{i}_kernel"], variables[f"ff{i}_bias"] = dense.kernel, dense.bias
+        for i, norm in enumerate((self.add_norm1, self.add_norm2, self.add_norm3), start=1):
+            variables[f"norm{i}_gamma"], variables[f"norm{i}_beta"] = norm.gamma, norm.beta
+        return variables
 
     def call(
         self,

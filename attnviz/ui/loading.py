@@ -124,17 +124,9 @@ def _chart_chunk() -> str | None:
 
 def new_run() -> None:
     """A script run begins (the shell says so first, every run; a rerun may reuse the thread):
-    it has built no model and drawn no chart-code script yet."""
-    _RUN.built_models = False
+    it has drawn no chart-code script yet, and Keras's after-run clear is to be skipped."""
+    _RUN.page_run = True
     _RUN.chart_code = False
-
-
-def run_builds_models() -> None:
-    """Say that this script run builds Keras models (then the after-run clear frees them;
-    otherwise it keeps TensorFlow's kernel cache). Called where a model is built, inside the
-    cached function that builds it, so a run that finds the model cached keeps the kernels
-    warm."""
-    _RUN.built_models = True
 
 
 @st.cache_resource
@@ -154,15 +146,17 @@ def _clear_session_after_run(free_memory: bool = True) -> None:
     TensorFlow's eager kernel cache and runs a second full garbage collection. The cleared
     cache made the first TensorFlow call of every run rebuild its kernels: 12–20 ms of each
     click at 16 tokens, where the attention itself takes under 1 ms, and a trained model's
-    first run after a clear 0.5–0.9 s. So the clear runs only after a run that built a Keras
-    model (`run_builds_models`: the decoder's held ~100 MB each), and never while
-    a session's model trains in its background thread or the server's warm-up builds models
-    (`keras_busy_while`): the clear would pull Keras's global state from under them.
+    first run after a clear 0.5–0.9 s. No page run builds a Keras model to be freed: shipped
+    and trained models are cached and kept, and the Decoder page computes in arrays
+    (`transformer.decoder_forward`). So a page run never clears; any other caller (a test, a
+    notebook) gets Keras's clear, but never while a session's model trains in its background
+    thread or the server's warm-up builds models (`keras_busy_while`): the clear would pull
+    Keras's global state from under them.
     """
     from attnviz.learn.runs import training_active
 
     busy = training_active() or any(check() for check in _KERAS_BUSY)
-    if getattr(_RUN, "built_models", True) and not busy:
+    if not getattr(_RUN, "page_run", False) and not busy:
         _KERAS_CLEAR_SESSION[0](free_memory=free_memory)
 
 

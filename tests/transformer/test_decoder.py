@@ -7,6 +7,7 @@ import pytest
 from attnviz.core.ways import way_mask
 from attnviz.inputs.text import positional_encoding
 from attnviz.transformer.decoder import Decoder, DecoderConfig, build_decoder, run_decoder
+from attnviz.transformer.decoder_forward import draw_weights, keras_weights
 from attnviz.transformer.multihead import compute_multihead
 
 RNG = np.random.default_rng(11)
@@ -70,6 +71,83 @@ def test_source_shorter_than_target_and_padding_masks():
         np.testing.assert_array_equal(self_w[0, :, :, 3], 0.0)  # padded target key
     unmasked = run_decoder(tokens, RNG.random((2, 3, 8)), causal=False, **SMALL)
     assert unmasked.self_mask.all() and np.triu(unmasked.self_attention[0], k=1).max() > 0
+
+
+@pytest.mark.parametrize(
+    ("causal", "target_pad", "source_pad"),
+    [
+        (True, None, None),
+        (True, [[True, True, True, False], [True, True, True, True]], [[True, False, True]] * 2),
+        (False, [True, True, False, False], None),
+    ],
+    ids=["causal", "causal_and_padding", "look_ahead_off_and_target_padding"],
+)
+def test_run_decoder_gives_the_keras_layers_numbers(causal, target_pad, source_pad):
+    # run_decoder computes in arrays; the tutorial's Keras layers, given the same drawn weights
+    # by build_decoder, must give the same output and every layer's weights
+    sizes = {"h": 2, "d_k": 4, "d_v": 3, "d_model": 8, "d_ff": 16, "n": 3, "vocab_size": 10}
+    tokens, memory = RNG.integers(0, 10, size=(2, 4)), RNG.random((2, 3, 8)).astype(np.float32)
+    result = run_decoder(
+        tokens, memory, causal=causal, target_padding_mask=target_pad,
+        source_padding_mask=source_pad, seed=7, **sizes,
+    )  # fmt: skip
+    decoder = build_decoder(DecoderConfig(sequence_length=4, seed=7, **sizes))
+    output, self_weights, cross_weights = decoder(
+        tokens, memory, np.array(result.self_mask), np.array(result.cross_mask)
+    )
+    np.testing.assert_allclose(result.output, np.asarray(output), atol=2e-5)
+    for ours, theirs in zip(result.self_attention, self_weights, strict=True):
+        np.testing.assert_allclose(ours, np.asarray(theirs), atol=1e-6)
+    for ours, theirs in zip(result.cross_attention, cross_weights, strict=True):
+        np.testing.assert_allclose(ours, np.asarray(theirs), atol=1e-6)
+
+
+def test_one_layer_against_float64_numpy():
+    # the whole layer written out once more in float64: attention, Add & Norm, feed-forward
+    sizes = {"h": 2, "d_k": 3, "d_v": 2, "d_model": 6, "d_ff": 5, "n": 1, "vocab_size": 7}
+    tokens, memory = np.array([[3, 0, 6]]), RNG.random((1, 2, 6))
+    result = run_decoder(tokens, memory, seed=4, **sizes)
+    layer = keras_weights(draw_weights(7, 3, 2, 3, 2, 6, 5, 1, seed=4), 0)
+    x = positional_encoding(7, 6)[tokens[0]] + positional_encoding(3, 6)  # (T, D)
+
+    def attend(xq, xkv, name, causal):
+        wq, wk, wv = (layer[f"{name}_W_{w}"].astype(float) for w in "QKV")  # (D, H, ·)
+        q, k, v = (np.einsum("td,dhk->htk", a, w) for a, w in ((xq, wq), (xkv, wk), (xkv, wv)))
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(3)  # (H, T, S)
+        if causal:
+            scores = np.where(np.tril(np.ones(scores.shape[1:], bool)), scores, -np.inf)
+        w = np.exp(scores - scores.max(-1, keepdims=True))
+        w /= w.sum(-1, keepdims=True)
+        heads = w @ v  # (H, T, Dv)
+        return np.einsum("htv,hvd->td", heads, layer[f"{name}_W_O"].astype(float)), w
+
+    def norm(a):
+        return (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-3)
+
+    attended, self_w = attend(x, x, "self", True)
+    x = norm(x + attended)
+    attended, cross_w = attend(x, memory[0], "cross", False)
+    x = norm(x + attended)
+    x = norm(x + np.maximum(x @ layer["ff1_kernel"], 0) @ layer["ff2_kernel"])
+    np.testing.assert_allclose(result.self_attention[0][0], self_w, atol=1e-6)
+    np.testing.assert_allclose(result.cross_attention[0][0], cross_w, atol=1e-6)
+    np.testing.assert_allclose(result.output[0], x, atol=1e-5)
+
+
+def test_weights_are_drawn_as_keras_default_initialisers_draw_them():
+    weights = draw_weights(20, 5, 8, 64, 64, 512, 2048, 2, seed=0)
+    layer = weights.layers[1]
+    # Glorot uniform with Keras's fans: query kernel (D, H, Dk) -> fan_in H·D, fan_out Dk·D
+    limit = np.sqrt(6 / (8 * 512 + 64 * 512))
+    assert limit * 0.99 < np.abs(layer["cross_W_Q"]).max() < limit
+    assert abs(float(layer["cross_W_Q"].mean())) < 1e-4
+    limit = np.sqrt(6 / (512 + 2048))  # Dense (D, F)
+    assert limit * 0.99 < np.abs(layer["ff1_kernel"]).max() < limit
+    assert not layer["ff1_bias"].any() and (layer["norm3_gamma"] == 1).all()
+    assert all(w.dtype == np.float32 for w in layer.values())
+    again = draw_weights(20, 5, 8, 64, 64, 512, 2048, 2, seed=0).layers[1]["self_W_V"]
+    np.testing.assert_array_equal(again, weights.layers[1]["self_W_V"])
+    assert not np.array_equal(weights.layers[0]["self_W_V"], again)  # each layer its own
 
 
 def test_dropout_is_off_at_inference_and_on_in_training():

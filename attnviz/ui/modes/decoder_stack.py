@@ -17,7 +17,7 @@ from attnviz.drawing.translation import char_labels
 from attnviz.ui.charts import ACROSS, head_grid
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.input_widgets import heads_fit
-from attnviz.ui.loading import back_end, run_builds_models
+from attnviz.ui.loading import back_end
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
@@ -48,8 +48,7 @@ SIZES = (  # (slot, label, least, most); defaults: the tutorial's sizes
 @st.cache_resource(max_entries=2, show_spinner="Building and running the decoder…")
 def _run_decoder_cached(sizes: tuple[int, ...], seed: int):
     batch, t, s, vocab, h, d_model, d_ff, n = sizes
-    decoder = back_end("attnviz.transformer.decoder", draws=False)
-    run_builds_models()  # a new decoder: the run's end frees what it compiled
+    decoder = back_end("attnviz.transformer.decoder", draws=False)  # builds no Keras layer
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, vocab, size=(batch, t))  # (B, T) target token ids
     memory = rng.random((batch, s, d_model))  # (B, S, D) stand-in encoder output, as in the seed
