@@ -6,7 +6,7 @@ Dk/Dv query-key/value features per head, F feed-forward units, V vocabulary.
 `run_decoder` computes with these; `build_decoder` hands the same weights to the Keras layers of
 `decoder_layers`, and a test pins the two equal. A 12-layer, 16-head decoder at d_model 512 and
 d_ff 2048 (50 M weights) took 1.3–1.5 s to build and run as Keras layers, for one sequence as
-for 64, and 0.4–0.55 s / 0.95 s this way (2026-11-27, medians of three seeds, 2 cores): creating
+for 64, and 0.4–0.55 s / 0.95 s this way (2026-11-27, three seeds each, 2 cores): creating
 ~100 Keras sub-layers and their seeded variables was most of it. Each sub-layer computes what its
 Keras layer does:
 

@@ -330,3 +330,11 @@ def test_under_the_readme_command_each_file_runs_whole_in_one_process(request):
     if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("checks the README's test command: pytest -n 2 --dist loadgroup")
     assert request.node.nodeid.endswith("@tests/project/test_project.py"), request.node.nodeid
+
+
+def test_the_readme_test_command_installs_the_uv_it_pins():
+    # the test command bootstraps uv with pip, then uv installs requirements-dev.txt (which
+    # pins uv too, for test_install): both pins must be one version
+    pinned = re.search(r"^uv==(\S+)", (ROOT / "requirements-dev.txt").read_text(), re.M)
+    tests = [c for c in _readme_commands() if "pytest" in c]
+    assert pinned and re.findall(r"pip install -q uv==(\S+)", tests[0]) == [pinned.group(1)]

@@ -7,7 +7,7 @@ import pytest
 from attnviz.core.ways import way_mask
 from attnviz.inputs.text import positional_encoding
 from attnviz.transformer.decoder import Decoder, DecoderConfig, build_decoder, run_decoder
-from attnviz.transformer.decoder_forward import draw_weights, keras_weights
+from attnviz.transformer.decoder_forward import LAYER_KEYS, draw_weights, keras_weights
 from attnviz.transformer.multihead import compute_multihead
 
 RNG = np.random.default_rng(11)
@@ -145,6 +145,7 @@ def test_weights_are_drawn_as_keras_default_initialisers_draw_them():
     assert limit * 0.99 < np.abs(layer["ff1_kernel"]).max() < limit
     assert not layer["ff1_bias"].any() and (layer["norm3_gamma"] == 1).all()
     assert all(w.dtype == np.float32 for w in layer.values())
+    assert tuple(layer) == LAYER_KEYS  # the names DecoderLayer.set_arrays assigns
     again = draw_weights(20, 5, 8, 64, 64, 512, 2048, 2, seed=0).layers[1]["self_W_V"]
     np.testing.assert_array_equal(again, weights.layers[1]["self_W_V"])
     assert not np.array_equal(weights.layers[0]["self_W_V"], again)  # each layer its own
