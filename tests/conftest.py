@@ -17,6 +17,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports Te
 # depends on it: each compares runs of one process, or scores within bounds.
 os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+# numpy's OpenBLAS likewise (read when numpy is first imported, which is after this file): its
+# second thread spun waiting beside the other test process (measured 2026-11-27, the quick run,
+# two runs each: 77-89 CPU-s and 41-49 s with two threads, 72-80 CPU-s and 39-44 s with one).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # The browser fixtures, registered once so the session has one Chromium and one Playwright.
 pytest_plugins = ["browser_support"]
