@@ -163,8 +163,8 @@ def _layer_heads(weights, mask, rows, cols, layer: int) -> None:
 def draw() -> None:
     """The whole Decoder page."""
     st.sidebar.caption(
-        "The decoder stack uses Keras's MultiHeadAttention: scaled dot product, look-ahead "
-        "mask in self-attention, masked keys weighted 0."
+        "Every head: scaled dot-product attention, the look-ahead mask in self-attention, "
+        "masked keys weighted 0, as Keras's MultiHeadAttention computes it."
     )
     task = weights_choice(WEIGHTS)
     if task is None:
