@@ -5,9 +5,9 @@ link opens straight into it.
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 import streamlit as st
 
+from attnviz.drawing.projector import for_projector
 from attnviz.ui.state import slot
 
 PRESENT = slot("present", False, url=True)  # the presenter view is on
@@ -55,49 +55,7 @@ def chart_columns(spec: int | list[float]) -> list:
     return st.columns(spec)
 
 
-FONT_KEYS = ("font", "tickfont", "textfont", "insidetextfont", "outsidetextfont")
-
-
 def enlarged(fig):
-    """`fig` with all its text (and height) scaled for the projector while presenting; else
-    `fig`. Every font size the figure sets is scaled, not only the layout's: tick labels, cell
-    values, colour bars and annotations set their own. A figure that sets its own width is
-    scaled whole: width, height and its markers."""
-    if not presenting():
-        return fig
-    plain = fig.to_dict()
-    layout = plain.setdefault("layout", {})
-    layout.setdefault("font", {}).setdefault("size", 12)
-    if layout.get("width"):  # a figure drawn at its own size (the head map) grows as a whole
-        layout["width"], layout["height"] = (
-            int((layout.get(side) or 450) * SCALE) for side in ("width", "height")
-        )
-        for trace in plain.get("data", []):  # its squares with it, or their text overflows
-            marker = trace.get("marker") or {}
-            if isinstance(marker.get("size"), (int, float)):
-                trace["marker"] = {**marker, "size": marker["size"] * SCALE}
-    else:
-        layout["height"] = int((layout.get("height") or 450) * 1.25)
-    margin = layout.get("margin") or {}  # computed for the labels' widths at the normal size
-    layout["margin"] = {
-        side: size * SCALE if side in "lrtb" and isinstance(size, (int, float)) else size
-        for side, size in margin.items()
-    }
-    return go.Figure(_scaled(plain, SCALE))
-
-
-def _scaled(part, scale: float):
-    """A copy of a figure's plain dict (or any part of it) with every font's size and axis
-    title's standoff × `scale`."""
-    if isinstance(part, list):
-        return [_scaled(item, scale) for item in part]
-    if not isinstance(part, dict):
-        return part
-    copy = {key: _scaled(value, scale) for key, value in part.items()}
-    if isinstance(copy.get("standoff"), (int, float)):  # an axis title's distance from its labels
-        copy["standoff"] = copy["standoff"] * scale
-    for key in FONT_KEYS:
-        font = copy.get(key)
-        if isinstance(font, dict) and isinstance(font.get("size"), (int, float)):
-            copy[key] = {**font, "size": font["size"] * scale}
-    return copy
+    """`fig` made larger for the projector while presenting (`projector.for_projector`: every
+    font, the margins, the height; a figure of its own width grows whole); else `fig`."""
+    return for_projector(fig, SCALE) if presenting() else fig
