@@ -48,8 +48,7 @@ class DecoderWeights:
 
     word_table: np.ndarray  # (V, D) fixed sinusoidal word embedding
     position_table: np.ndarray  # (T_max, D) fixed sinusoidal position embedding
-    layers: tuple[Mapping[str, np.ndarray], ...]  # N layers, layer 0 first
-    heads: int  # H
+    layers: tuple[Mapping[str, np.ndarray], ...]  # N layers, layer 0 first; H from W_Q's shape
 
 
 def draw_weights(
@@ -81,7 +80,6 @@ def draw_weights(
         word_table=positional_encoding(vocab_size, d).astype(np.float32),
         position_table=positional_encoding(sequence_length, d).astype(np.float32),
         layers=tuple(layers),
-        heads=h,
     )
 
 
@@ -107,9 +105,9 @@ def decoder_forward(
     x = weights.word_table[tokens] + weights.position_table[:t]  # (B, T, D)
     self_weights, cross_weights = [], []
     for layer in weights.layers:
-        attended, self_w = _attend(layer, "self", x, x, causal, target_padding, weights.heads)
+        attended, self_w = _attend(layer, "self", x, x, causal, target_padding)
         x = _layer_norm(x + attended, layer, 1)  # (B, T, D)
-        attended, cross_w = _attend(layer, "cross", x, memory, False, source_padding, weights.heads)
+        attended, cross_w = _attend(layer, "cross", x, memory, False, source_padding)
         x = _layer_norm(x + attended, layer, 2)
         x = _layer_norm(x + _feed_forward(x, layer), layer, 3)
         self_weights.append(self_w)
@@ -120,19 +118,22 @@ def decoder_forward(
 def keras_weights(weights: DecoderWeights, index: int) -> dict[str, np.ndarray]:
     """Layer `index`'s arrays in the shapes of `decoder_layers.DecoderLayer`'s variables, keyed
     as `LAYER_KEYS` (attention kernels: query/key/value `(D, H, Dk)`, output `(H, Dv, D)`)."""
-    layer, h = weights.layers[index], weights.heads
+    layer = weights.layers[index]
     arrays = dict(layer)
     for a in ATTENTIONS:
         for w in ("W_Q", "W_K", "W_V"):
             arrays[f"{a}_{w}"] = layer[f"{a}_{w}"].transpose(1, 0, 2)  # (H, D, Dk) -> (D, H, Dk)
-        arrays[f"{a}_W_O"] = layer[f"{a}_W_O"].reshape(h, -1, layer[f"{a}_W_O"].shape[1])
+        heads = layer[f"{a}_W_Q"].shape[0]  # H
+        out = layer[f"{a}_W_O"]
+        arrays[f"{a}_W_O"] = out.reshape(heads, -1, out.shape[1])  # (H·Dv, D) -> (H, Dv, D)
     return arrays
 
 
-def _attend(layer, attention, queries, keys, causal, padding, heads):
+def _attend(layer, attention, queries, keys, causal, padding):
     """One multi-head attention sub-layer: `(B, T, D)` output and `(B, H, T, ·)` weights."""
     params = {w: layer[f"{attention}_{w}"] for w in HEAD_KERNELS}
-    d_k, d_v = params["W_Q"].shape[2], params["W_V"].shape[2]
+    heads, _, d_k = params["W_Q"].shape  # (H, D, Dk)
+    d_v = params["W_V"].shape[2]
     result = compute_multihead(
         queries, keys, keys, num_heads=heads, d_k=d_k, d_v=d_v, causal=causal,
         key_padding_mask=padding, params=params,
