@@ -187,7 +187,17 @@ class App:
     ) -> App:
         """Load the page (default: the Matrices page) and wait, at most `timeout` seconds each,
         for its heading and for `charts` painted charts."""
+        return self.start_loading(address).wait_opened(charts, timeout)
+
+    def start_loading(self, address: str | None = None) -> App:
+        """Navigate to the page (default: the Matrices page) and return once its document has
+        loaded, before Streamlit draws it: several pages can then load at once."""
         self.page.goto(address or f"{self.url}/matrices")
+        return self
+
+    def wait_opened(self, charts: int = 4, timeout: float = OPEN_SECONDS) -> App:
+        """Wait, at most `timeout` seconds each, for the loading page's heading and for `charts`
+        painted charts."""
         self.page.get_by_role("heading", name="attnviz").wait_for(timeout=timeout * 1000)
         if charts:
             self.wait_for_charts(charts, timeout)

@@ -4,11 +4,12 @@ Three toy tasks with known alignments (`tasks`: dates -> ISO, reverse, German nu
 digits), a Luong-style bi-GRU encoder / GRU decoder that attends with attnviz's own
 `ScoredAttention` and score layers (`network`, `model`), a small encoder–decoder Transformer
 built on the seed tutorial's decoder layers (`transformer`), training with `keras.Model.fit`
-and a per-epoch report (`training`), scores (`metrics`) and the shipped checkpoints
-(`pretrained`, `train_all`). And a decoder-only language model (`language_model`, its layers
-`lm_layers`) on an induction task and a small corpus (`lm_tasks`), trained on fresh sequences
-every epoch (`lm_training`), with every head's previous-token and induction score and ablation
-tables (`lm_metrics`), and generation with a KV cache (`lm_generation`).
+and a per-epoch report (`training`; the trainers compiled by `compiling`), scores (`metrics`)
+and the shipped checkpoints (`pretrained`, `train_all`). And a decoder-only language model
+(`language_model`, its layers `lm_layers`) on an induction task and a small corpus (`lm_tasks`),
+trained on fresh sequences every epoch (`lm_training`), with every head's previous-token and
+induction score and ablation tables (`lm_metrics`), and generation with a KV cache
+(`lm_generation`).
 
     from attnviz.learn import load_pretrained, load_transformer
     model = load_pretrained("dates", "dot")

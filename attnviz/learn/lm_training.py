@@ -26,6 +26,7 @@ import keras
 import numpy as np
 
 from attnviz.core.checks import describe
+from attnviz.learn.compiling import compile_trainer
 from attnviz.learn.configs import LM_TRAINING, LMConfig, TrainConfig
 from attnviz.learn.language_model import LanguageModel, LMForward
 from attnviz.learn.lm_metrics import LMEvaluation, evaluate_lm
@@ -187,15 +188,9 @@ class _LMReporter(keras.callbacks.Callback):
 
 
 def compile_lm(model: LanguageModel, learning_rate: float) -> keras.Model:
-    """Compile the model's Keras trainer: Adam, cross-entropy on logits, accuracy, XLA."""
-    trainer = model.trainer
-    trainer.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
-        jit_compile=True,
-    )
-    return trainer
+    """Compile the model's Keras trainer (`compiling.compile_trainer`): Adam, cross-entropy on
+    logits, accuracy, XLA."""
+    return compile_trainer(model.trainer, learning_rate, weighted=False, jit_compile=True)
 
 
 def epoch_sequences(task: LMTask, training: TrainConfig, epoch: int) -> np.ndarray:

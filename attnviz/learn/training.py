@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import keras
 
 from attnviz.core.checks import describe
+from attnviz.learn.compiling import compile_trainer
 from attnviz.learn.configs import (
     TRANSFORMER_TRAINING,
     NetworkConfig,
@@ -230,19 +231,13 @@ def training_arrays(model: Translator, pairs) -> tuple[list, object, object]:
 
 
 def compile_for_training(model: Translator, learning_rate: float) -> keras.Model:
-    """Compile the model's Keras trainer: Adam, cross-entropy on logits, weighted accuracy.
+    """Compile the model's Keras trainer (`compiling.compile_trainer`): Adam, cross-entropy on
+    logits, accuracy weighted as the loss is (padding weighs 0).
 
     No XLA (`jit_compile=False`): compiling the GRU loops costs more than it saves on a run
     of a few epochs on CPU.
     """
-    trainer = model.trainer
-    trainer.compile(
-        optimizer=keras.optimizers.Adam(learning_rate),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        weighted_metrics=["accuracy"],
-        jit_compile=False,
-    )
-    return trainer
+    return compile_trainer(model.trainer, learning_rate, weighted=True, jit_compile=False)
 
 
 def _fit(

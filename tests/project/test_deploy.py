@@ -100,7 +100,9 @@ def nginx_cluster(chromium_path: str) -> Iterator[Any]:
         running.stop()
 
 
-def _open(browser: Any, url: str, user: int) -> User:
+def _start_loading(browser: Any, url: str, user: int) -> User:
+    """A new user's page, navigated to the app with the user's own random input (not drawn
+    yet: the users' pages load at once, as a class's would)."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(30_000)
     page = context.new_page()
@@ -113,18 +115,18 @@ def _open(browser: Any, url: str, user: int) -> User:
 
     page.on("websocket", on_socket)
     query = f"source=Random&r_t={N}&r_s={N}&r_dk={D}&r_dv={D}&r_seed={state.seed}"
-    state.app.open(f"{url}/?{query}", charts=6)
+    state.app.start_loading(f"{url}/?{query}")
     return state
 
 
-def _make_own(user: User, index: int) -> None:
-    """The user's own input, typed: a new seed, and the causal mask for odd users."""
+def _type_own(user: User, index: int) -> None:
+    """The user's own input, typed: a new seed, and the causal mask for odd users (not waiting
+    for the page to show it: the users type at once)."""
     user.seed = 200 + index
     user.app.set_number("Seed", user.seed)
     if index % 2:
         user.causal = True
         user.app.set_switch(CAUSAL, True)
-    user.wait_for_own_view()
 
 
 def _click_causal(user: User) -> None:
@@ -146,10 +148,14 @@ def _sticky_log(running: Any) -> list[str]:
 
 
 def test_sessions_spread_stick_and_survive_a_lost_replica(browser, nginx_cluster):
-    users = [_open(browser, nginx_cluster.url, u) for u in range(USERS)]
+    users = [_start_loading(browser, nginx_cluster.url, u) for u in range(USERS)]
     try:
+        for user in users:
+            user.app.wait_opened(charts=6)
         for index, user in enumerate(users):
-            _make_own(user, index)
+            _type_own(user, index)
+        for user in users:
+            user.wait_for_own_view()
         placed = {index: user.replica() for index, user in enumerate(users)}
         assert set(placed.values()) == {"r1", "r2"}, placed  # spread over both replicas
         assert all(user.shows_own_view() for user in users)  # no one sees another's input
