@@ -1043,3 +1043,24 @@ def test_multi_head_shares_key_value_heads_and_says_what_it_saves():
     assert len(grids) == 2
     at.number_input(key="mh_kv").set_value(3).run()  # 3 does not divide 4
     assert any("divide" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize(
+    ("heads", "kv_heads", "new_heads", "follows"),
+    [
+        (4, 4, 8, 8),  # multi-head attention stays multi-head
+        (4, 4, 3, 3),
+        (4, 2, 3, 1),  # 2 does not divide 3: the largest divisor of 3 not above 2
+        (4, 2, 8, 2),  # still divides: kept
+        (6, 3, 4, 2),
+        (4, 1, 5, 1),  # multi-query stays multi-query
+    ],
+)
+def test_changing_the_heads_snaps_the_kv_heads_to_fit(heads, kv_heads, new_heads, follows):
+    at = ui.new_session("multihead", way="bidirectional", mh_dmodel="120", mh_h=str(heads),
+                        mh_kv=str(kv_heads))  # fmt: skip
+    ui.assert_ok(at)
+    at.number_input(key="mh_h").set_value(new_heads).run()
+    ui.assert_ok(at)  # no "g must divide h" error
+    assert at.number_input(key="mh_kv").value == follows
+    assert f"{new_heads} query heads on {follows} K/V heads" in ui.captions(at)

@@ -46,6 +46,7 @@ WAY = slot("way", next(iter(WAYS)), url=True)  # the way of attention
 D_MODEL = slot("mh_dmodel", 16, url=True)  # d_model of the random-weights block
 HEADS = slot("mh_h", 4, url=True)  # H of the random-weights block
 KV_HEADS = slot("mh_kv", 4, url=True)  # G key/value heads the H query heads share
+HEADS_DRAWN = slot("mh_h_drawn", 4)  # the H last drawn, which a change of H compares G with
 LAYER = slot("mh_layer", 0, url=True)  # the trained Transformer's layer shown
 HEAD = slot("mh_head", 0, url=True)  # the enlarged head
 FIT = slot("mh_fit", False, url=True)  # the enlarged head and the average coloured 0 to their max
@@ -74,10 +75,12 @@ def _way_inputs(way: str, seed: int):
     )
     heads = int(
         c2.number_input(
-            "Heads h (d_model divisible by h)", 1, limits.MAX_HEADS, HEADS.default, **HEADS.widget()
+            "Heads h (d_model divisible by h)", 1, limits.MAX_HEADS, HEADS.default,
+            on_change=_snap_kv_heads, **HEADS.widget(),
         )
-    )
-    if KV_HEADS.get() > heads:
+    )  # fmt: skip
+    HEADS_DRAWN.set(heads)
+    if KV_HEADS.get() > heads:  # a link's g above its h
         KV_HEADS.set(heads)
     kv_heads = int(
         c3.number_input(
@@ -101,6 +104,17 @@ def _way_inputs(way: str, seed: int):
         for side, text in texts.items()
     }
     return encoded, heads, kv_heads
+
+
+def _snap_kv_heads() -> None:
+    """When h changes, g follows: multi-head attention (g was h) stays multi-head; otherwise g
+    becomes the largest divisor of the new h not above it (4 heads on 2 K/V heads, h set to 3:
+    1 K/V head; h set to 8: still 2)."""
+    heads, kv_heads = HEADS.get(), KV_HEADS.get()
+    if kv_heads == HEADS_DRAWN.get():
+        KV_HEADS.set(heads)
+    elif heads % kv_heads:
+        KV_HEADS.set(max(g for g in range(1, min(heads, kv_heads) + 1) if heads % g == 0))
 
 
 def _random_way(way: str, settings) -> None:
