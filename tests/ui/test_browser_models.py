@@ -16,6 +16,8 @@ from browser_support import (  # fixtures: conftest's pytest_plugins
 )
 from playwright.sync_api import expect
 
+from attnviz.ui.server_config import WARM_UP_ENV
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -106,7 +108,12 @@ def your_model_url(chromium_path, tmp_path_factory):
     command = [sys.executable, "-m", "attnviz.cli", "view", str(folder), "--port", str(port),
                "--host", "127.0.0.1"]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    server = servers.wait_healthy(servers.spawn("attnviz-view", command, servers.ROOT, url, {}))
+    # without the warm-up, as the session's server (`app_url`): it would build every shipped
+    # model (~20 s of CPU) beside this test's browser, and this page uses none of them
+    no_warm_up = {WARM_UP_ENV: "0"}
+    server = servers.wait_healthy(
+        servers.spawn("attnviz-view", command, servers.ROOT, url, no_warm_up)
+    )
     try:
         yield url, folder
     finally:
