@@ -91,17 +91,30 @@ def ablation_figure(
     )
     height = int(min(900, 140 + 34 * len(rows)))
     layout = dict(
-        title=dict(text=title, x=0.0, xanchor="left"),
+        # at the top, above the metrics' names however tall they stand (`automargin`)
+        title=dict(
+            text=title,
+            x=0.0,
+            xanchor="left",
+            y=1.0,
+            yanchor="top",
+            yref="container",
+            automargin=True,
+            pad=dict(t=8, b=6),
+        ),
         height=height,
         margin=dict(l=130, r=40, t=100 if title else 50, b=20),
         font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
         # each metric's name on two lines, each cell's change below its value: on one line
-        # they ran into their neighbours' on a phone's 60-px columns
+        # they ran into their neighbours' on a phone's 60-px columns. Where the columns are
+        # narrower still (a 390-px phone: ~33 px), plotly turns the names upright rather than
+        # overlap them (`autotickangles`), widening the top margin to hold them
         xaxis=dict(
             side="top",
-            tickangle=0,
+            autotickangles=[0, 90],
+            automargin=True,
             fixedrange=True,
             tickmode="array",
             tickvals=list(names),

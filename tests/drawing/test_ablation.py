@@ -47,6 +47,16 @@ def test_a_metric_s_name_goes_on_two_lines():
     assert list(fig.data[0].x) == ["in-context loss (nats)", "accuracy"]  # hover: one line
 
 
+def test_names_too_wide_for_their_columns_stand_upright_below_the_title():
+    # a 390-px phone leaves ~33 px a column: plotly may turn the names upright (90°), never
+    # overlapping, and the title keeps the top of the figure, above however tall they stand
+    fig = ablation_figure(NAMES, OFF, BASE, [False, True], n_heads=2, title="One head off")
+    xaxis, title = fig.layout.xaxis, fig.layout.title
+    assert xaxis.tickangle is None and tuple(xaxis.autotickangles) == (0, 90)
+    assert xaxis.automargin is True and xaxis.side == "top"
+    assert (title.yref, title.y, title.yanchor, title.automargin) == ("container", 1, "top", True)
+
+
 def test_shapes_that_do_not_fit_are_refused():
     with pytest.raises(ValueError, match="one column per metric"):
         ablation_figure(NAMES, OFF[:, :1], BASE, [False, True], n_heads=2)
