@@ -20,8 +20,8 @@ kernels each head is recomputed by `multihead.compute_multihead` (tested equal).
 patched: the model is shared read-only by every session of a server, and traces and
 translations run at the same time. Its three attentions are the three ways of `core.ways`
 (`WAY_FIELDS`). The model keeps its Keras layers and three `tf.function`s of its own (a run, a
-traced run, and greedy decoding: a graph loop of runs), so it survives
-`keras.backend.clear_session()`.
+traced run, and greedy decoding: the encoder once, then a graph loop of decoder runs), so it
+survives `keras.backend.clear_session()`.
 
 Training, checkpoints and scores are shared with `Seq2SeqAttention`: `training.train_transformer`,
 `pretrained.load_transformer`, `metrics.alignment_score` (for a Transformer: its best
@@ -135,36 +135,56 @@ class TransformerCore(keras.layers.Layer):
     def call(self, source, decoder_inputs, training=False, trace=False):
         """`source (N, S)`, `decoder_inputs (N, T)` ids -> logits and the weights per layer; with
         `trace`, also the inputs of every attention (`_Inputs`' fields, in order)."""
+        memory, encoder_self, encoder_in = self.encode(source, training=training)
+        logits, decoder_self, cross, decoder_in, cross_in = self.decode(
+            source, memory, decoder_inputs, training=training
+        )
+        outputs = (logits, _stack(encoder_self), _stack(decoder_self), _stack(cross))
+        if trace:
+            return (*outputs, _stack(encoder_in), _stack(decoder_in), _stack(cross_in), memory)
+        return outputs
+
+    def encode(self, source, training=False) -> tuple[Any, list, list]:
+        """`source (N, S)` ids -> the encoder's output `(N, S, D)`, and per layer its weights
+        `(N, H, S, S)` and its input `(N, S, D)`."""
         real_source = ops.not_equal(source, PAD)  # (N, S)
-        real_target = ops.not_equal(decoder_inputs, PAD)  # (N, T)
-        t = ops.shape(decoder_inputs)[1]
         rows = ops.ones_like(source, dtype="bool")[:, :, None]  # (N, S, 1)
         encoder_mask = ops.logical_and(rows, real_source[:, None, :])  # (N, S, S)
-        causal = ops.tril(ops.ones((t, t), dtype="bool"))  # (T, T): key j <= query i
-        self_mask = ops.logical_and(causal[None], real_target[:, None, :])  # (N, T, T)
-        cross_rows = ops.ones_like(decoder_inputs, dtype="bool")[:, :, None]  # (N, T, 1)
-        cross_mask = ops.logical_and(cross_rows, real_source[:, None, :])  # (N, T, S)
         x = self.source_embedding(source)  # (N, S, D)
         encoder_self, encoder_in = [], []
         for layer in self.encoder_layers:
             encoder_in.append(x)  # (N, S, D)
             x, weights = layer(x, encoder_mask, training=training)  # (N, S, D), (N, H, S, S)
             encoder_self.append(weights)
+        return x, encoder_self, encoder_in
+
+    def decode(self, source, memory, decoder_inputs, training=False) -> tuple[Any, ...]:
+        """The decoder on `decoder_inputs (N, T)` ids, attending to `memory (N, S, D)` (the
+        encoder's output for `source (N, S)`) -> logits `(N, T, V)`, and per layer the self and
+        cross weights `(N, H, T, T)`, `(N, H, T, S)` and the inputs of both `(N, T, D)`."""
+        real_source = ops.not_equal(source, PAD)  # (N, S)
+        real_target = ops.not_equal(decoder_inputs, PAD)  # (N, T)
+        t = ops.shape(decoder_inputs)[1]
+        causal = ops.tril(ops.ones((t, t), dtype="bool"))  # (T, T): key j <= query i
+        self_mask = ops.logical_and(causal[None], real_target[:, None, :])  # (N, T, T)
+        cross_rows = ops.ones_like(decoder_inputs, dtype="bool")[:, :, None]  # (N, T, 1)
+        cross_mask = ops.logical_and(cross_rows, real_source[:, None, :])  # (N, T, S)
         y = self.target_embedding(decoder_inputs)  # (N, T, D)
         decoder_self, cross, decoder_in, cross_in = [], [], [], []
         for layer in self.decoder_layers:
             decoder_in.append(y)  # (N, T, D)
             y, self_w, cross_w, query = layer(
-                y, x, self_mask, cross_mask, training=training, return_cross_query=True
+                y, memory, self_mask, cross_mask, training=training, return_cross_query=True
             )
             decoder_self.append(self_w)  # (N, H, T, T)
             cross.append(cross_w)  # (N, H, T, S)
             cross_in.append(query)  # (N, T, D)
-        stack = lambda ws: ops.stack(ws, axis=1)  # noqa: E731 - L x (N, ...) -> (N, L, ...)
-        outputs = (self.logits(y), stack(encoder_self), stack(decoder_self), stack(cross))
-        if trace:
-            return (*outputs, stack(encoder_in), stack(decoder_in), stack(cross_in), x)
-        return outputs
+        return self.logits(y), decoder_self, cross, decoder_in, cross_in
+
+
+def _stack(per_layer: list) -> Any:
+    """L x `(N, ...)` -> `(N, L, ...)`."""
+    return ops.stack(per_layer, axis=1)
 
 
 class TransformerTranslator(CharTranslator):
@@ -313,18 +333,22 @@ class TransformerTranslator(CharTranslator):
         return ids.numpy(), _Run(*(np.asarray(o) for o in outputs))
 
     def _greedy_steps(self, sources: tf.Tensor) -> tuple[tf.Tensor, ...]:
-        """The decoding loop of `_greedy`, in the graph: step t runs the network on the ids so
-        far, picks output t (PAD and START never), and feeds it to position t + 1; it stops when
-        every text has ended or the steps run out. Returns the ids `(N, T)` and the last run's
-        logits and weights (`_Run`'s fields)."""
+        """The decoding loop of `_greedy`, in the graph: the encoder runs once, then step t runs
+        the decoder on the ids so far, picks output t (PAD and START never), and feeds it to
+        position t + 1; it stops when every text has ended or the steps run out. Returns the ids
+        `(N, T)` and the last run's logits and weights (`_Run`'s fields)."""
         n, steps = tf.shape(sources)[0], self.vocab.target_steps
         never = tf.constant(
             np.isin(np.arange(self.vocab.target_size), [PAD, START]), dtype=tf.bool
         )  # (V,)
 
+        memory, encoder_self, _ = self.core.encode(sources)  # once: the source stays
+        encoder_self = _stack(encoder_self)  # (N, L, H, S, S)
+
         def step(t, dec_in, ids, done):
-            outputs = self.core(sources, dec_in, training=False)
-            logits = tf.where(never, -np.inf, outputs[0][:, t])  # (N, V)
+            logits, decoder_self, cross, _, _ = self.core.decode(sources, memory, dec_in)
+            outputs = (logits, encoder_self, _stack(decoder_self), _stack(cross))
+            logits = tf.where(never, -np.inf, logits[:, t])  # (N, V)
             pick = tf.where(done, PAD, tf.argmax(logits, axis=-1, output_type=tf.int32))  # (N,)
             ids += pick[:, None] * tf.one_hot(t, steps, dtype=tf.int32)  # column t
             done |= pick == END

@@ -14,6 +14,7 @@ import tensorflow as tf
 from attnviz.learn.configs import TransformerConfig
 from attnviz.learn.pretrained import load_transformer
 from attnviz.learn.transformer import TransformerTranslator
+from attnviz.learn.vocab import END, PAD, START
 
 pytestmark = pytest.mark.slow  # builds and runs Transformer translators
 
@@ -65,6 +66,35 @@ def test_the_trace_recomputes_every_head_from_its_inputs_and_kernels(dates):
     rows, cols = trace.labels("cross")
     assert rows == (*"2026-11-22", "</s>") and cols == tuple(TEXT)
     assert trace.labels("causal")[0] == ("<s>", *"2026-11-22")
+
+
+def test_greedy_decoding_equals_the_whole_network_run_step_by_step(dates):
+    # `translate_batch` runs the encoder once and the decoder per step (the source does not
+    # change); here the whole network runs at every step, as training calls it, in Python
+    texts = [TEXT, "1/2/50", "NOV 22 26", "7 Jul 1999"]
+    vocab = dates.vocab
+    sources = vocab.encode_sources(texts)  # (N, S)
+    n, steps = len(texts), vocab.target_steps
+    dec_in = np.zeros((n, steps), np.int32)
+    dec_in[:, 0] = START
+    ids, done = np.zeros((n, steps), np.int32), np.zeros(n, bool)
+    for t in range(steps):
+        logits, *weights = (np.asarray(a) for a in dates.core(sources, dec_in))
+        logits = logits[:, t].copy()  # (N, V)
+        logits[:, [PAD, START]] = -np.inf
+        pick = np.where(done, PAD, logits.argmax(axis=-1))
+        ids[:, t] = pick
+        done |= pick == END
+        if done.all():
+            break
+        if t + 1 < steps:
+            dec_in[:, t + 1] = np.where(done, PAD, pick)
+    for row, got in enumerate(dates.translate_batch(texts)):
+        assert got.output == vocab.decode_target(ids[row])
+        s, t = len(texts[row]), len(got.decoder_tokens)
+        np.testing.assert_allclose(got.encoder_self, weights[0][row, :, :, :s, :s], atol=1e-6)
+        np.testing.assert_allclose(got.decoder_self, weights[1][row, :, :, :t, :t], atol=1e-6)
+        np.testing.assert_allclose(got.cross, weights[2][row, :, :, :t, :s], atol=1e-6)
 
 
 def test_threads_tracing_and_translating_one_shared_model_get_the_single_threaded_results(dates):
