@@ -35,11 +35,20 @@ from attnviz.ui.state import slot
 if TYPE_CHECKING:
     from attnviz.learn.language_model import LanguageModel, LMTrace
 
-ABLATE_MODES = {  # mode -> what a switched-off head outputs
+ABLATE_MODES = {  # mode -> what a switched-off head outputs (short: two fit a phone's width)
     "zero": "zeros (nothing)",
-    "mean": "its mean output (its usual contribution, without what it read)",
+    "mean": "its mean output",
 }
-ABLATE_MODE = slot("lm_ablate", "zero", url=True)  # zero or mean ablation
+ABLATE_HELP = (
+    "Zeros: the head adds nothing to the stream. Its mean output: the head adds what it adds "
+    "on average over the fresh sequences, its usual contribution, without what it read in this "
+    "one."
+)
+# the label that links written before 2026-11-27 carry for "mean"
+OLD_MEAN_LABEL = "its mean output (its usual contribution, without what it read)"
+ABLATE_MODE = slot(  # zero or mean ablation
+    "lm_ablate", "zero", url=True, url_aliases={OLD_MEAN_LABEL: ABLATE_MODES["mean"]}
+)
 OFF = slot("lm_off", None, kind=list)  # the heads switched off on the text ("layer l · head h")
 STEPS = slot("lm_steps", 8, url=True)  # tokens to generate
 TEMPERATURE = slot("lm_temperature", 0.0, url=True)  # 0: greedy
@@ -158,6 +167,7 @@ def ablation_view(model: LanguageModel, task: str, text: str) -> None:
         format_func=ABLATE_MODES.get,
         default=ABLATE_MODE.default,
         required=True,
+        help=ABLATE_HELP,
         **ABLATE_MODE.widget(),
     )
     metrics = back_end("attnviz.learn.lm_metrics")
