@@ -5,7 +5,7 @@ TensorFlow traces a train step twice when its first call creates variables: once
 once more without. Keras makes Adam's slots and a metric named by a string ("accuracy") inside
 that first call. Made here, before `fit`, the step is traced once: a short run of the tests'
 small translator starts ~2 s sooner and the language model's ~2.5 s sooner, with the same
-weights bit for bit (measured 2026-11-27, three runs each).
+weights bit for bit (measured 2026-11-27, two or three runs each).
 """
 
 from __future__ import annotations

@@ -1060,7 +1060,7 @@ def test_changing_the_heads_snaps_the_kv_heads_to_fit(heads, kv_heads, new_heads
     at = ui.new_session("multihead", way="bidirectional", mh_dmodel="120", mh_h=str(heads),
                         mh_kv=str(kv_heads))  # fmt: skip
     ui.assert_ok(at)
-    at.number_input(key="mh_h").set_value(new_heads).run()
+    at.number_input(key=three_ways.HEADS.key).set_value(new_heads).run()
     ui.assert_ok(at)  # no "g must divide h" error
-    assert at.number_input(key="mh_kv").value == follows
+    assert at.number_input(key=three_ways.KV_HEADS.key).value == follows
     assert f"{new_heads} query heads on {follows} K/V heads" in ui.captions(at)

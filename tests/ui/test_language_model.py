@@ -112,11 +112,11 @@ def test_switching_heads_off_shows_the_circuit(model):
 
 
 def test_an_older_link_with_the_long_mean_label_opens_the_mean_ablation():
-    from attnviz.ui.lm_views import ABLATE_MODES, OLD_MEAN_LABEL
+    from attnviz.ui.lm_views import ABLATE_MODE, ABLATE_MODES, OLD_MEAN_LABEL
 
     at = _open(lm_view="Switch heads off", lm_ablate=OLD_MEAN_LABEL)
-    assert at.button_group(key="lm_ablate").value == "mean"
-    assert at.query_params["lm_ablate"] == ABLATE_MODES["mean"]  # today's label, to share
+    assert at.button_group(key=ABLATE_MODE.key).value == "mean"
+    assert at.query_params[ABLATE_MODE.key] == ABLATE_MODES["mean"]  # today's label, to share
 
 
 def test_generation_copies_and_shows_the_cache_at_each_step(model):
