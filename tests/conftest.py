@@ -26,7 +26,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 pytest_plugins = ["browser_support"]
 
 # The files that take longest (`--durations` of the full run, 2026-11-27, with the grouping
-# working), longest first; the browser files' tests form one group (below), 210 s in all, which
+# working), longest first; the browser files' tests form one group (below), 160 s in all, which
 # starts first. Under `pytest -n 2 --dist loadgroup` each group of tests runs whole in one
 # process, the groups taken in collection order: starting these first keeps one process from
 # getting a long file when the other is nearly done.

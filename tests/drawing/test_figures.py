@@ -538,6 +538,12 @@ def test_module_needs_neither_streamlit_nor_tensorflow():
     assert run.stdout.strip() == "[]"
 
 
+HOVER_CHANGED = """(before) => {
+  const now = Array.from(document.querySelectorAll('.hoverlayer .hovertext'), e => e.textContent);
+  return now.length > 0 && now.join('|') !== before.join('|');
+}"""  # a hover box is shown, another than the one before
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_browser_hover_shows_labels_and_escaped_text(tmp_path, browser):
@@ -562,7 +568,7 @@ def test_browser_hover_shows_labels_and_escaped_text(tmp_path, browser):
         hovers = []
         for fx, fy in [(0.25, 0.25), (0.25, 0.75), (0.75, 0.75)]:
             page.mouse.move(box["x"] + fx * box["width"], box["y"] + fy * box["height"])
-            page.wait_for_timeout(150)
+            page.wait_for_function(HOVER_CHANGED, arg=hovers[-1] if hovers else [])  # not a sleep
             hovers.append(page.locator(".hoverlayer .hovertext").all_text_contents())
         images = page.locator("img").count()
     finally:

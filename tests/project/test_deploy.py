@@ -16,14 +16,14 @@ ATTNVIZ_REQUIRE_BROWSER=1 or CI=true, where that is a failure.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pytest
-from browser_support import REQUIRE_ENV, VIEWPORT, App, close
+from browser_support import REQUIRE_ENV, App, Tabs, close
 
 from attnviz.ui.server_config import WARM_UP_ENV
 from deploy import cluster
@@ -64,6 +64,7 @@ class User:
     causal: bool
     sockets: list[Any] = field(default_factory=list)  # the page's /_stcore/stream websockets
     closed: int = 0  # how many of them closed
+    forget: Callable[[], None] = lambda: None  # stops counting the page's websockets
 
     def shows_own_view(self) -> bool:
         """Whether the page shows this user's input now."""
@@ -100,12 +101,11 @@ def nginx_cluster(chromium_path: str) -> Iterator[Any]:
         running.stop()
 
 
-def _start_loading(browser: Any, url: str, user: int) -> User:
-    """A new user's page, navigated to the app with the user's own random input (not drawn
-    yet: the users' pages load at once, as a class's would)."""
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(30_000)
-    page = context.new_page()
+def _start_loading(tabs: Tabs, url: str, user: int) -> User:
+    """A new user's page (a tab of its own browser context, without cookies), navigated to the
+    app with the user's own random input (not drawn yet: the users' pages load at once, as a
+    class's would)."""
+    page = tabs.take()
     state = User(App(page, url), seed=100 + user, causal=False)
 
     def on_socket(socket: Any) -> None:
@@ -114,6 +114,7 @@ def _start_loading(browser: Any, url: str, user: int) -> User:
             socket.on("close", lambda _: setattr(state, "closed", state.closed + 1))
 
     page.on("websocket", on_socket)
+    state.forget = lambda: page.remove_listener("websocket", on_socket)
     query = f"source=Random&r_t={N}&r_s={N}&r_dk={D}&r_dv={D}&r_seed={state.seed}"
     state.app.start_loading(f"{url}/?{query}")
     return state
@@ -147,8 +148,8 @@ def _sticky_log(running: Any) -> list[str]:
     return wrong
 
 
-def test_sessions_spread_stick_and_survive_a_lost_replica(browser, nginx_cluster):
-    users = [_start_loading(browser, nginx_cluster.url, u) for u in range(USERS)]
+def test_sessions_spread_stick_and_survive_a_lost_replica(tabs, nginx_cluster):
+    users = [_start_loading(tabs, nginx_cluster.url, u) for u in range(USERS)]
     try:
         for user in users:
             user.app.wait_opened(charts=6)
@@ -186,5 +187,7 @@ def test_sessions_spread_stick_and_survive_a_lost_replica(browser, nginx_cluster
             _click_causal(user)
         assert all(u.app.exceptions() == 0 and u.app.alerts() == [] for u in users)
     finally:
-        for user in users:
-            user.app.page.context.close()
+        for user in users:  # emptied (cookies too) for the next test
+            user.app.detach()
+            user.forget()
+            tabs.give_back(user.app.page)

@@ -20,6 +20,7 @@ from browser_support import (  # fixtures: conftest's pytest_plugins
     NUMPY_LAB_CAUSAL,
     Q_LABEL,
     V_LABEL,
+    VIEWPORT,
     WEIGHTS,
     App,
     close,
@@ -29,8 +30,8 @@ from browser_support import (  # fixtures: conftest's pytest_plugins
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_first_load_paints_the_heatmaps(app: App):
-    app.open()
+def test_first_load_paints_the_heatmaps(open_app):
+    app = open_app(new_tab=True).open()  # a tab that has never loaded the app
     page = app.page
     assert page.get_by_role("heading", level=1).inner_text() == "attnviz"
     assert "attnviz" in page.title()
@@ -53,7 +54,7 @@ def test_first_load_paints_the_heatmaps(app: App):
 def test_the_chart_code_loads_once_the_controls_are_drawn_with_no_chart_yet(open_app):
     # Q and K of different widths: the results say why and draw no chart, yet the page asked
     # for the results (loading.back_end), so the chart code is loading (loading.load_chart_code)
-    app = open_app()
+    app = open_app(new_tab=True)  # a first load: nothing of the page loaded before
     app.open(f"{app.url}/matrices?q_text=1+2&k_text=1+2+3%0A4+5+6&v_text=1%0A2", charts=0)
     assert "Dq == Dk" in app.wait_for_alerts()
     app.wait_until(
@@ -194,3 +195,25 @@ def test_old_short_values_in_a_link_open_the_view_and_the_url_shows_todays_form(
     app.page.get_by_label("Heads H", exact=True).wait_for()
     app.wait_for_query({"position": ["ALiBi (linear bias)"], "alibi_heads": ["4"]})
     assert app.exceptions() == 0
+
+
+def test_a_tab_handed_back_keeps_nothing_of_its_test(tabs, app_url):
+    # the tests share their tabs (`Tabs`): what one test leaves must not reach the next
+    page = tabs.take()
+    page.goto(f"{app_url}/_stcore/health")  # the app's origin, without loading the app
+    page.evaluate("() => [localStorage, sessionStorage].forEach((s) => s.setItem('left', '1'))")
+    page.context.add_cookies([{"name": "left", "value": "1", "url": app_url}])
+    page.set_viewport_size({"width": 390, "height": 900})
+    tabs.give_back(page)
+    again = tabs.take()
+    assert again is page  # the same tab, emptied
+    assert again.url == "about:blank"
+    assert again.viewport_size == VIEWPORT
+    assert again.context.cookies() == []
+    again.goto(f"{app_url}/_stcore/health")
+    left = again.evaluate("() => [localStorage.getItem('left'), sessionStorage.getItem('left')]")
+    assert left == [None, None]
+    tabs.give_back(again)
+    fresh = tabs.take(new_tab=True)  # a tab that has never loaded anything
+    assert fresh is not page and fresh.url == "about:blank"
+    tabs.give_back(fresh)
