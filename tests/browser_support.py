@@ -381,6 +381,22 @@ class App:
                 last = error
         raise AssertionError(f"could not scroll to {locator} in {tries} tries: {last}")
 
+    def click_point(self, chart: Any, index: int, label: str) -> None:
+        """Click point `index` of a plotly chart as a person does: scroll it into view, move the
+        mouse onto it, wait for its hover label to name it (`label`), then click. Plotly takes
+        the clicked point from its latest hover, which it computes at most every 50 ms: a click
+        sent with its own mouse move, while a hover of another point is still pending, picks
+        that other point."""
+        point = chart.locator("path.point").nth(index)
+        self.scroll_to(point)
+        box = point.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        self.page.mouse.move(x, y)
+        hover = chart.locator(".hoverlayer .hovertext").filter(has_text=label)
+        hover.first.wait_for(timeout=WAIT_SECONDS * 1000)
+        self.page.mouse.down()
+        self.page.mouse.up()
+
     def wait_for_text(self, label: str, text: str) -> None:
         """Wait until the text area `label` holds `text`."""
         from playwright.sync_api import expect
@@ -484,6 +500,7 @@ class Tabs:
             page.goto("about:blank")  # the app's websocket closes: its session ends
             page.context.clear_cookies()
             page.set_viewport_size(VIEWPORT)
+            page.mouse.move(0, 0)  # where a new tab's mouse is: no hover left on the next page
         except PlaywrightError:
             self.discard(page)
         else:

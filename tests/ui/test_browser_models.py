@@ -49,11 +49,9 @@ def test_model_view_click_on_a_head_enlarges_it(app: App):
     squares = app.page.locator(".st-key-mv_map_cross path.point")
     expect(squares).to_have_count(8, timeout=WAIT_SECONDS * 1000)  # the cross head map
     target = next(i for i in range(8) if f"layer {i // 4} · head {i % 4}" not in first)
-    square = squares.nth(target)
-    app.scroll_to(square)
-    box = square.bounding_box()
-    app.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    title = f"cross · layer {target // 4} · head {target % 4}"
+    head = f"layer {target // 4} · head {target % 4}"
+    app.click_point(app.page.locator(".st-key-mv_map_cross"), target, head)
+    title = f"cross · {head}"
     app.wait_for_chart(title)  # enlarged
     enlarged = np.array(app.weights(title), dtype=float)
     grid = app.page.locator(".st-key-mv-grid-cross .js-plotly-plot")
@@ -137,10 +135,7 @@ def test_your_model_click_a_head_then_open_it_step_by_step(open_app, your_model_
     app = open_app().open(address, charts=4, timeout=3 * WAIT_SECONDS)
     app.wait_for_chart("self · layer 1 · head 0")  # the last layer's head 0 first
     expect(app.page.get_by_text("Next token", exact=True)).to_be_visible()
-    square = app.page.locator(".st-key-mv_map_self path.point").nth(1)  # layer 0 · head 1
-    app.scroll_to(square)
-    box = square.bounding_box()
-    app.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    app.click_point(app.page.locator(".st-key-mv_map_self"), 1, "layer 0 · head 1")
     expected = calls[0].weights[0, 1].tolist()
     app.wait_for_weights(expected, title="self · layer 0 · head 1", tol=1e-5)
     app.page.get_by_role(
