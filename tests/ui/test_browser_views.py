@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 def test_sentences_show_padding_tokens_as_text(app: App):
     app.open()
-    app.open_page("Sentences")
+    app.open_page("Sentences")  # from the menu, as a person goes there
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     app.type_text(SENTENCES, "The dog barked loudly today.\nHi there.")
     ticks = app.wait_for_ticks(WEIGHTS, "barked")  # sentence 0
@@ -46,8 +46,8 @@ def test_sentences_show_padding_tokens_as_text(app: App):
 
 
 def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
-    app = open_app().open()
-    app.open_page("Sentences")
+    app = open_app()
+    app.open(f"{app.url}/sentences")  # (the way there from the menu: the test above)
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     attack = "<img src=x onerror=alert(1)>"
     app.type_text(SENTENCES, attack)
@@ -142,8 +142,7 @@ def test_a_folded_expander_draws_its_charts_when_opened(app: App):
 
 
 def test_zoom_keeps_the_token_labels_on_their_cells(app: App):
-    app.open()
-    app.open_page("Sentences")
+    app.open(f"{app.url}/sentences")
     app.page.get_by_label(SENTENCES, exact=True).wait_for()
     app.type_text(SENTENCES, "The cat sat on the mat")
     app.wait_for_ticks(WEIGHTS, "mat")  # the sentence's labels
