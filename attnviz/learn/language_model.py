@@ -130,6 +130,7 @@ class LanguageModel:
         logits, _ = self.core(ids)
         self.trainer = keras.Model(ids, logits, name="language_model")  # (N, T) -> (N, T, V)
         c = config
+        # no autograph: no Python control flow on tensors (as the Transformer's)
         self._run = tf.function(
             lambda i, k, f: self.core(i, k, f, trace=True)[:4],
             input_signature=[
@@ -137,6 +138,7 @@ class LanguageModel:
                 tf.TensorSpec((c.layers, c.heads), tf.float32),  # keep (L, H)
                 tf.TensorSpec((c.layers, c.heads, c.d_k), tf.float32),  # fill (L, H, Dk)
             ],
+            autograph=False,
         )  # -> logits, weights, inputs, heads
         cache = tf.TensorSpec((None, c.num_kv_heads, None, c.d_k), tf.float32)  # (N, G, S, Dk)
         self.decode_step = tf.function(
@@ -148,6 +150,7 @@ class LanguageModel:
                 [(cache, cache)] * c.layers,  # each layer's cached keys and values
                 tf.TensorSpec((), tf.int32),  # the position of the first new token
             ],
+            autograph=False,
         )  # -> logits (N, T, V), weights (N, L, H, T, S), inputs, heads, the caches grown
 
     @property

@@ -133,8 +133,11 @@ class Seq2SeqAttention(CharTranslator):
         d = 2 * config.units
         sources = tf.TensorSpec((None, self.vocab.max_source_len), tf.int32)  # (N, S)
         steps = tf.TensorSpec((None, self.vocab.target_steps), tf.int32)  # (N, T)
+        # no autograph: no Python control flow on tensors (as the Transformer's)
         self._encode = tf.function(
-            lambda source: self.networks.encoder(source, training=False), input_signature=[sources]
+            lambda source: self.networks.encoder(source, training=False),
+            input_signature=[sources],
+            autograph=False,
         )  # (N, S) -> enc (N, S, D), state (N, D)
         self._decode_all = tf.function(
             lambda dec_in, enc, state, source: self.networks.decoder(
@@ -146,6 +149,7 @@ class Seq2SeqAttention(CharTranslator):
                 tf.TensorSpec((None, d), tf.float32),  # (N, D)
                 sources,
             ],
+            autograph=False,
         )  # -> logits (N, T, V), weights (N, T, S), dec (N, T, D)
 
     @property

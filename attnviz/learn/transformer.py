@@ -202,14 +202,19 @@ class TransformerTranslator(CharTranslator):
         self.trainer = keras.Model([source, dec_in], logits, name="transformer_translator")
         sources = tf.TensorSpec((None, self.vocab.max_source_len), tf.int32)  # (N, S)
         steps = tf.TensorSpec((None, self.vocab.target_steps), tf.int32)  # (N, T)
+        # No autograph: the graphs have no Python control flow on tensors (the decoding loop is
+        # a `tf.while_loop`), and converting the code took ~0.6 s of the first translation.
         self._run = tf.function(
-            lambda s, d: self.core(s, d, training=False), input_signature=[sources, steps]
+            lambda s, d: self.core(s, d, training=False),
+            input_signature=[sources, steps],
+            autograph=False,
         )  # -> logits (N, T, V), encoder self, decoder self, cross (N, L, H, ·, ·)
         self._traced_run = tf.function(
             lambda s, d: self.core(s, d, training=False, trace=True),
             input_signature=[sources, steps],
+            autograph=False,
         )  # -> the same, then `_Inputs`' four fields
-        self._greedy = tf.function(self._greedy_steps, input_signature=[sources])
+        self._greedy = tf.function(self._greedy_steps, input_signature=[sources], autograph=False)
 
     @property
     def parameter_count(self) -> int:
