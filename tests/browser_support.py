@@ -35,6 +35,16 @@ OPEN_SECONDS = 60  # most time a new tab may take to paint its charts: 6-9 s on 
 POLL_MS = 50  # how often a wait checks its condition in the page. Not Playwright's default,
 # every animation frame: that keeps an idle page drawing 60 frames a second, ~13 % of a core
 # here while a test waits (measured 2026-11-27), taken from the server and the other tests
+SELECTION_S = 5  # most time a chart may take to select a clicked point (its own event, ~30 ms)
+# Records which points a plotly chart selects next (its `plotly_selected` event), per attempt.
+_LISTEN_FOR_SELECTION = """(chart, attempt) => {
+  window.__attnvizPicked = window.__attnvizPicked || {};
+  window.__attnvizPicked[attempt] = null;
+  chart.once("plotly_selected", (event) => {
+    const points = (event && event.points) || [];
+    window.__attnvizPicked[attempt] = points.map((p) => p.pointIndex);
+  });
+}"""
 VIEWPORT = {"width": 1400, "height": 1000}
 
 # the labels of the controls the tests use, and the NumPy lab preset's weights
@@ -383,19 +393,42 @@ class App:
 
     def click_point(self, chart: Any, index: int, label: str) -> None:
         """Click point `index` of a plotly chart as a person does: scroll it into view, move the
-        mouse onto it, wait for its hover label to name it (`label`), then click. Plotly takes
-        the clicked point from its latest hover, which it computes at most every 50 ms: a click
-        sent with its own mouse move, while a hover of another point is still pending, picks
-        that other point."""
+        mouse onto it, wait for its hover label to name it (`label`), click, and see the chart
+        select it. Plotly takes the clicked point from its latest hover, which it computes at
+        most every 50 ms: a click sent with its own mouse move, while a hover of another point
+        is still pending, picks that other point. If the page moved the point meanwhile (an
+        element above it drawn late pushes it down) or the chart did not select it, it aims
+        and clicks again, as a person would; what the app then does is the test's to check."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         point = chart.locator("path.point").nth(index)
-        self.scroll_to(point)
-        box = point.bounding_box()
-        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-        self.page.mouse.move(x, y)
         hover = chart.locator(".hoverlayer .hovertext").filter(has_text=label)
-        hover.first.wait_for(timeout=WAIT_SECONDS * 1000)
-        self.page.mouse.down()
-        self.page.mouse.up()
+        seen = []
+        for attempt in range(3):
+            self.scroll_to(point)
+            box = point.bounding_box()
+            x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+            self.page.mouse.move(x, y)
+            hover.first.wait_for(timeout=WAIT_SECONDS * 1000)
+            if point.bounding_box() == box:  # still under the mouse
+                chart.locator(".js-plotly-plot").evaluate(_LISTEN_FOR_SELECTION, attempt)
+                self.page.mouse.down()
+                self.page.mouse.up()
+                try:
+                    self.page.wait_for_function(
+                        "([attempt, index]) => (window.__attnvizPicked[attempt] || [])"
+                        ".includes(index)",
+                        arg=[attempt, index],
+                        polling=POLL_MS,
+                        timeout=SELECTION_S * 1000,
+                    )
+                    return
+                except PlaywrightTimeout:
+                    seen.append(self.page.evaluate(f"() => window.__attnvizPicked[{attempt}]"))
+            else:
+                seen.append("moved")
+            self.page.mouse.move(0, 0)  # off the chart: the next move hovers afresh
+        raise AssertionError(f"clicking point {index} of {chart} did not select it: {seen}")
 
     def wait_for_text(self, label: str, text: str) -> None:
         """Wait until the text area `label` holds `text`."""
