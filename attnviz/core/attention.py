@@ -140,6 +140,12 @@ class ScoredAttention(keras.layers.Layer):
         self.scorer = scorer
         self.mask_value = check_choice(mask_value, "mask_value", MASK_VALUES)
 
+    def build(self, query_shape: tuple, value_shape: tuple, key_shape: tuple | None = None) -> None:
+        """The score layer's weights, for queries `(B, T, Dq)` and keys `(B, S, Dk)` (a
+        score layer built already, e.g. loaded with its own build config, is kept)."""
+        if not self.scorer.built:
+            self.scorer.build(query_shape, value_shape if key_shape is None else key_shape)
+
     def call(self, query, value, key=None, mask=None, return_attention_scores=False):
         key = value if key is None else key
         scores = self.scorer(query, key)  # (B, T, S)

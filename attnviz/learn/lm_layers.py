@@ -114,6 +114,23 @@ class LMBlock(keras.layers.Layer):
                 name="mlp",
             )
 
+    def build(self, input_shape: tuple) -> None:
+        """Every sublayer's weights, in the order the call first uses them (the seeded draws
+        match a build by tracing the call)."""
+        if self.config.norm == "pre":
+            self.norm1.build(input_shape)
+            self.attention.build(input_shape)
+        else:
+            self.attention.build(input_shape)
+            self.norm1.build(input_shape)
+        if self.mlp is not None:
+            if self.config.norm == "pre":
+                self.norm2.build(input_shape)
+                self.mlp.build(input_shape)
+            else:
+                self.mlp.build(input_shape)
+                self.norm2.build(input_shape)
+
     def call(self, x, keep=None, fill=None, past=None, start=0):
         """`x (B, T, D)` -> `(x (B, T, D), weights (B, H, T, S), attention input (B, T, D),
         heads (B, H, T, Dk), cache)`: the attention input is its Q = K = V input."""
@@ -140,6 +157,23 @@ class LMCore(keras.layers.Layer):
         if config.norm == "pre":
             self.final_norm = keras.layers.LayerNormalization(epsilon=1e-5, name="final_norm")
         self.logits = keras.layers.Dense(vocab_size, name="logits")
+
+    def build(self, ids_shape: tuple) -> None:
+        """Every weight, without tracing the call (as `call` first uses the sublayers)."""
+        self.embedding.build(ids_shape)
+        x_shape = (*ids_shape, self.config.d_model)  # (B, T, D)
+        for block in self.blocks:
+            block.build(x_shape)
+        if self.final_norm is not None:
+            self.final_norm.build(x_shape)
+        self.logits.build(x_shape)
+
+    def compute_output_shape(self, ids_shape: tuple) -> tuple:
+        """`(logits (B, T, V), weights (B, L, H, T, T))`: the shapes of `call` without `trace`
+        (a Keras `Input` gives this layer symbolic tensors without tracing the call)."""
+        b, t = ids_shape
+        c = self.config
+        return (b, t, self.logits.units), (b, c.layers, c.heads, t, t)
 
     def call(self, ids, keep=None, fill=None, past=None, start=0, trace=False):
         """`ids (B, T)` -> `logits (B, T, V)` and `weights (B, L, H, T, S)`; with `trace`, also

@@ -69,6 +69,16 @@ class Encoder(keras.layers.Layer):
         gru = keras.layers.GRU(units, return_sequences=True, return_state=True, name="gru")
         self.rnn = keras.layers.Bidirectional(gru, name="bidirectional")
 
+    def build(self, source_shape: tuple) -> None:
+        """Every weight, in the order `call` first uses them (no trace of `call`)."""
+        self.embedding.build(source_shape)
+        self.rnn.build((*source_shape, self.embedding.output_dim))  # (B, S, E)
+
+    def compute_output_shape(self, source_shape: tuple) -> tuple:
+        """`enc (B, S, D)` and `state (B, D)`, D = 2U (both directions)."""
+        d = 2 * self.rnn.forward_layer.units
+        return (*source_shape, d), (source_shape[0], d)
+
     def call(self, source):
         real = ops.not_equal(source, PAD)  # (B, S)
         enc, fwd, bwd = self.rnn(self.embedding(source), mask=real)  # (B, S, D), (B, U) twice
@@ -91,6 +101,24 @@ class Decoder(keras.layers.Layer):
         self.attention = ScoredAttention(_score_layer(config), name="attention")
         self.combine = keras.layers.Dense(config.attention_units, "tanh", name="combine")
         self.logits = keras.layers.Dense(vocab_size, name="logits")
+
+    def build(self, decoder_inputs_shape: tuple, enc_shape: tuple, state_shape: tuple,
+              source_shape: tuple) -> None:  # fmt: skip
+        """Every weight, in the order `call` first uses them (no trace of `call`)."""
+        self.embedding.build(decoder_inputs_shape)
+        self.gru.build((*decoder_inputs_shape, self.embedding.output_dim))  # (B, T, E)
+        dec_shape = (*decoder_inputs_shape, self.gru.units)  # (B, T, D)
+        self.attention.build(dec_shape, enc_shape)
+        self.combine.build((*decoder_inputs_shape, self.gru.units + enc_shape[-1]))  # (B, T, 2D)
+        self.logits.build((*decoder_inputs_shape, self.combine.units))  # (B, T, A)
+
+    def compute_output_shape(self, decoder_inputs_shape, enc_shape, state_shape, source_shape):
+        """`logits (B, T, V)`, `weights (B, T, S)` and `dec (B, T, D)`."""
+        return (
+            (*decoder_inputs_shape, self.logits.units),
+            (*decoder_inputs_shape, enc_shape[1]),
+            (*decoder_inputs_shape, self.gru.units),
+        )
 
     def call(self, decoder_inputs, enc, state, source):
         dec = self.gru(self.embedding(decoder_inputs), initial_state=state)  # (B, T, D)

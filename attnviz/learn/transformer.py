@@ -119,7 +119,7 @@ class TransformerCore(keras.layers.Layer):
 
     def __init__(self, config: TransformerConfig, vocab: Vocabulary, **kwargs: Any):
         super().__init__(**kwargs)
-        c = config
+        self.config = c = config
         sizes = (c.heads, c.d_k, c.d_k, c.d_model, c.d_ff, c.rate)
         self.source_embedding = TokenAndPositionEmbedding(
             vocab.max_source_len, vocab.source_size, c.d_model, name="source_embedding"
@@ -131,6 +131,31 @@ class TransformerCore(keras.layers.Layer):
         self.encoder_layers = [EncoderLayer(*sizes, name=f"encoder_layer_{i}") for i in n]
         self.decoder_layers = [DecoderLayer(*sizes, name=f"decoder_layer_{i}") for i in n]
         self.logits = keras.layers.Dense(vocab.target_size, name="logits")
+
+    def build(self, source_shape: tuple, decoder_inputs_shape: tuple) -> None:
+        """Every weight, in the order `call` first uses them (no trace of `call`)."""
+        d = self.source_embedding.output_dim
+        memory_shape = (*source_shape, d)  # (N, S, D)
+        self.source_embedding.build(source_shape)
+        for layer in self.encoder_layers:
+            layer.build(memory_shape)
+        y_shape = (*decoder_inputs_shape, d)  # (N, T, D)
+        self.target_embedding.build(decoder_inputs_shape)
+        for layer in self.decoder_layers:
+            layer.build(y_shape, memory_shape)
+        self.logits.build(y_shape)
+
+    def compute_output_shape(self, source_shape: tuple, decoder_inputs_shape: tuple) -> tuple:
+        """The shapes of `call` without `trace`: logits `(N, T, V)` and the weights `(N, L, H,
+        S, S)`, `(N, L, H, T, T)`, `(N, L, H, T, S)`."""
+        (n, s), t = source_shape, decoder_inputs_shape[1]
+        layers, heads = self.config.layers, self.config.heads
+        return (
+            (n, t, self.logits.units),
+            (n, layers, heads, s, s),
+            (n, layers, heads, t, t),
+            (n, layers, heads, t, s),
+        )
 
     def call(self, source, decoder_inputs, training=False, trace=False):
         """`source (N, S)`, `decoder_inputs (N, T)` ids -> logits and the weights per layer; with

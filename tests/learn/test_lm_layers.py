@@ -5,9 +5,11 @@ Checked against attnviz's own multi-head maths (`compute_multihead`) and by hand
 
 import numpy as np
 import pytest
+from build_support import keras_default_builds, refusing
 
 from attnviz.learn.configs import LMConfig
-from attnviz.learn.lm_layers import CausalSelfAttention, LMBlock
+from attnviz.learn.language_model import LanguageModel
+from attnviz.learn.lm_layers import CausalSelfAttention, LMBlock, LMCore
 from attnviz.transformer.multihead import compute_multihead
 
 RNG = np.random.default_rng(0)
@@ -88,3 +90,28 @@ def test_the_block_gives_attention_its_normalised_or_raw_input(norm):
         np.testing.assert_array_equal(attention_input, X)
         np.testing.assert_allclose(np.asarray(x).mean(axis=-1), 0.0, atol=1e-5)  # normed last
     assert np.asarray(x).shape == (2, 7, 16) and np.asarray(heads).shape == (2, 4, 7, 4)
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_the_model_builds_the_seeded_weights_of_a_traced_build_without_running_call(
+    norm, monkeypatch
+):
+    # Explicit builds, in the order `call` first uses each layer: a seed gives the weights
+    # Keras drew while tracing `call` (the shipped checkpoints were trained from those).
+    config = LMConfig(d_model=16, heads=2, d_ff=32, norm=norm)
+    with monkeypatch.context() as patched:
+        for cls in (LMCore, LMBlock):
+            patched.setattr(cls, "call", refusing(cls.call))
+        built = LanguageModel("induction", config, seed=7).get_weights()
+    with monkeypatch.context() as patched:
+        keras_default_builds(patched, LMCore, LMBlock)
+        traced = LanguageModel("induction", config, seed=7)
+    assert [w.shape for w in built] == [w.shape for w in traced.get_weights()]
+    for a, b in zip(built, traced.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    ids = np.array([[1, 2, 3, 4, 5]], dtype=np.int32)  # (B, T)
+    logits, weights = traced.core(ids)
+    assert traced.core.compute_output_shape(ids.shape) == (
+        tuple(logits.shape),
+        tuple(weights.shape),
+    )

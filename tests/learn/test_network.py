@@ -1,13 +1,15 @@
-"""Tests for learn/network.py: sizes counted by hand, attnviz's attention inside, the mask."""
+"""Tests for learn/network.py: sizes counted by hand, attnviz's attention inside, the mask, and
+the explicit builds (no trace of `call`, the same seeded weights as Keras's traced build)."""
 
 import keras
 import numpy as np
 import pytest
+from build_support import keras_default_builds, refusing
 
 from attnviz.core.attention import ScoredAttention
 from attnviz.core.scoring import ConcatScore, DotScore, GeneralScore
 from attnviz.learn.configs import NetworkConfig
-from attnviz.learn.network import build_networks
+from attnviz.learn.network import Decoder, Encoder, build_networks
 from attnviz.learn.tasks import get_task
 from attnviz.learn.vocab import Vocabulary
 
@@ -53,3 +55,38 @@ def test_padding_does_not_change_the_encoding():
     alone = np.asarray(nets.encoder(VOCAB.encode_sources(["abc"]))[0])
     beside = np.asarray(nets.encoder(VOCAB.encode_sources(["abc", "abcdefghijkl"]))[0])
     np.testing.assert_allclose(alone[0], beside[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("score", COUNTS)
+def test_explicit_builds_draw_the_seeded_weights_of_a_traced_build(score, monkeypatch):
+    # The shipped checkpoints were trained from weights Keras drew while tracing `call`: the
+    # explicit builds must create the same weights in the same order, so a seed still gives
+    # them (and `python -m attnviz.learn.train_all` its records).
+    config = NetworkConfig(score, False, 4, 3, 5)
+    keras.utils.set_random_seed(7)
+    built = build_networks(config, VOCAB).trainer.get_weights()
+    keras_default_builds(monkeypatch, Encoder, Decoder, ScoredAttention)
+    keras.utils.set_random_seed(7)
+    traced = build_networks(config, VOCAB).trainer.get_weights()
+    assert [w.shape for w in built] == [w.shape for w in traced]
+    for a, b in zip(built, traced, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_networks_are_built_without_running_their_call(monkeypatch):
+    monkeypatch.setattr(Encoder, "call", refusing(Encoder.call))
+    monkeypatch.setattr(Decoder, "call", refusing(Decoder.call))
+    nets = build_networks(NetworkConfig("concat", False, 4, 3, 5), VOCAB)  # no trace of call
+    monkeypatch.undo()
+    source = VOCAB.encode_sources(["abc", "abcdefgh"])  # (2, 12)
+    dec_in, _, _ = VOCAB.encode_targets(["cba", "hgfedcba"])  # (2, 13)
+    enc, state = nets.encoder(source)
+    outputs = nets.decoder(dec_in, enc, state, source)
+    # the symbolic shapes Keras took from compute_output_shape are the call's
+    shapes = [tuple(x.shape) for x in (enc, state, *outputs)]
+    assert shapes == [(2, 12, 6), (2, 6), (2, 13, 39), (2, 13, 12), (2, 13, 6)]
+    assert nets.encoder.compute_output_shape((2, 12)) == ((2, 12, 6), (2, 6))
+    assert nets.decoder.compute_output_shape((2, 13), (2, 12, 6), (2, 6), (2, 12)) == tuple(
+        shapes[2:]
+    )
+    assert tuple(nets.trainer.outputs[0].shape) == (None, 13, 39)

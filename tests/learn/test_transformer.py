@@ -10,10 +10,11 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from build_support import keras_default_builds, refusing
 
 from attnviz.learn.configs import TransformerConfig
 from attnviz.learn.pretrained import load_transformer
-from attnviz.learn.transformer import TransformerTranslator
+from attnviz.learn.transformer import TransformerCore, TransformerTranslator
 from attnviz.learn.vocab import END, PAD, START
 
 pytestmark = pytest.mark.slow  # builds and runs Transformer translators
@@ -174,3 +175,27 @@ def test_unknown_ways_and_layers_are_refused(dates):
         dates.layer_params("sideways", 0)
     with pytest.raises(ValueError, match="layer"):
         dates.layer_params("cross", 2)
+
+
+def test_the_core_builds_the_seeded_weights_of_a_traced_build_without_running_call(
+    monkeypatch,
+):
+    # Explicit builds, in the order `call` first uses each layer: a seed gives the weights
+    # Keras drew while tracing `call` (the shipped checkpoints were trained from those).
+    config = TransformerConfig(layers=2, heads=2, d_model=8, d_ff=8)
+    with monkeypatch.context() as patched:
+        patched.setattr(TransformerCore, "call", refusing(TransformerCore.call))
+        built = TransformerTranslator("reverse", config, seed=7).get_weights()
+    with monkeypatch.context() as patched:
+        keras_default_builds(patched, TransformerCore)
+        traced = TransformerTranslator("reverse", config, seed=7)
+    assert [w.shape for w in built] == [w.shape for w in traced.get_weights()]
+    for a, b in zip(built, traced.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # the symbolic shapes Keras took from compute_output_shape are the call's
+    source = traced.vocab.encode_sources(["abc", "hello"])  # (2, S)
+    dec_in, _, _ = traced.vocab.encode_targets(["cba", "olleh"])  # (2, T)
+    outputs = traced.core(source, dec_in)
+    expected = traced.core.compute_output_shape(source.shape, dec_in.shape)
+    assert [tuple(x.shape) for x in outputs] == list(expected)
+    assert tuple(traced.trainer.outputs[0].shape) == (None, *expected[0][1:])
