@@ -234,10 +234,11 @@ def _project(q, k, v, params, settings: AttentionSettings) -> dict[str, Any]:
     """Each head's queries, keys and values (K/V repeated over each group), rotated by RoPE
     or with ALiBi's bias `(H, T, S)` as asked."""
     h, g = params["W_Q"].shape[0], params["W_K"].shape[0]
-    # (B, T, D) x (H, D, Dk) -> (B, H, T, Dk); keys and values likewise with G heads
-    q_heads = np.asarray(ops.einsum("btd,hdk->bhtk", q, params["W_Q"]))  # (B, H, T, Dk)
-    k_shared = np.asarray(ops.einsum("bsd,gdk->bgsk", k, params["W_K"]))  # (B, G, S, Dk)
-    v_shared = np.asarray(ops.einsum("bsd,gdv->bgsv", v, params["W_V"]))  # (B, G, S, Dv)
+    # (B, T, D) x (H, D, Dk) -> (B, H, T, Dk); keys and values likewise with G heads. In numpy:
+    # three small float32 products, each ~15x cheaper than an eager Keras einsum
+    q_heads = np.einsum("btd,hdk->bhtk", q, params["W_Q"])  # (B, H, T, Dk)
+    k_shared = np.einsum("bsd,gdk->bgsk", k, params["W_K"])  # (B, G, S, Dk)
+    v_shared = np.einsum("bsd,gdv->bgsv", v, params["W_V"])  # (B, G, S, Dv)
 
     def repeat(x: np.ndarray) -> np.ndarray:
         """`(B, G, …) -> (B, H, …)`: each K/V head once per query head of its group."""
