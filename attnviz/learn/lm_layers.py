@@ -117,19 +117,12 @@ class LMBlock(keras.layers.Layer):
     def build(self, input_shape: tuple) -> None:
         """Every sublayer's weights, in the order the call first uses them (the seeded draws
         match a build by tracing the call)."""
-        if self.config.norm == "pre":
-            self.norm1.build(input_shape)
-            self.attention.build(input_shape)
-        else:
-            self.attention.build(input_shape)
-            self.norm1.build(input_shape)
+        pre = self.config.norm == "pre"
+        order = [self.norm1, self.attention] if pre else [self.attention, self.norm1]
         if self.mlp is not None:
-            if self.config.norm == "pre":
-                self.norm2.build(input_shape)
-                self.mlp.build(input_shape)
-            else:
-                self.mlp.build(input_shape)
-                self.norm2.build(input_shape)
+            order += [self.norm2, self.mlp] if pre else [self.mlp, self.norm2]
+        for layer in order:
+            layer.build(input_shape)  # every sublayer takes and gives (B, T, D)
 
     def call(self, x, keep=None, fill=None, past=None, start=0):
         """`x (B, T, D)` -> `(x (B, T, D), weights (B, H, T, S), attention input (B, T, D),
