@@ -21,7 +21,7 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before anything imports TensorFlow
 # One thread per TensorFlow op pool in each test process and in the servers the tests start
-# (they inherit the environment): the two test processes, the server and Chromium already share
+# (they inherit the environment): the test processes, the server and Chromium already share
 # two cores, and TensorFlow's own pools of two threads each only made them wait on each other
 # (measured 2026-11-27, the training and Transformer tests, `-n 2`, two runs each: 92-95 s and
 # 177-179 CPU-s with TensorFlow's default, 81-89 s and 146-164 CPU-s with one thread). No test
@@ -38,9 +38,9 @@ pytest_plugins = ["browser_support"]
 
 # The files that take longest (`--durations` of the full run, 2026-11-27, with the grouping
 # working), longest first; the browser files' tests form one group (below), 160 s in all, which
-# starts first. Under `pytest -n 2 --dist loadgroup` each group of tests runs whole in one
+# starts first. Under `pytest -n 3 --dist loadgroup` each group of tests runs whole in one
 # process, the groups taken in collection order: starting these first keeps one process from
-# getting a long file when the other is nearly done.
+# getting a long file when the others are nearly done.
 LONGEST_FIRST = (
     "tests/ui/test_browser_explorer.py",
     "tests/ui/test_browser_models.py",
@@ -60,9 +60,9 @@ LONGEST_FIRST = (
     "tests/project/test_wheel.py",
 )
 # The group of the tests that drive Chromium (the session's server, or their own servers as the
-# deploy test's replicas): one process runs them all, one at a time, while the other runs the
+# deploy test's replicas): one process runs them all, one at a time, while the others run the
 # rest; two servers and two browsers at once slowed every page down (measured: the browser tests
-# took 471 s instead of 387 s). The deploy test's replicas and four users are such a second set.
+# took 471 s instead of 387 s). The deploy test's replicas and three users are such a second set.
 BROWSER_GROUP = "browser"
 BROWSER_FIXTURES = {"app_url", "browser"}
 

@@ -1,8 +1,9 @@
 """attnviz behind nginx (deploy/): sessions spread over the replicas, stick to them, keep apart,
 and come back from the other replica when theirs dies.
 
-Two replicas and nginx are started as `python -m deploy.run` starts them (`deploy.cluster`). Four
-users open the app through nginx in their own browser contexts, each with its own seed and mask;
+Two replicas and nginx are started as `python -m deploy.run` starts them (`deploy.cluster`). Three
+users open the app through nginx in their own browser contexts, each with its own seed and mask
+(nginx hands new visitors to the replicas in turn: one replica gets two of them, the other one);
 then replica r1 is killed (SIGKILL, like a crash). Its users' pages must open a new websocket
 through nginx to r2 by themselves: the page stays, and its next click is answered by r2 from
 the inputs the page holds (a new session there); a reload shows the same view from the URL
@@ -32,7 +33,9 @@ HEADER = "x-attnviz-replica"  # deploy.nginx_config's HEADER, as Playwright spel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-USERS = 4
+USERS = 3  # the fewest that put two sessions on one replica (kept apart there) and one on the
+# other; each user's page loads the app's scripts afresh (not the origin of the other browser
+# tests' server): 6-8 CPU-s of Chromium each (measured 2026-11-27)
 N, D = 4, 4  # tokens and features of each user's random Q, K
 CAUSAL = "Causal (look-ahead) mask"
 RECONNECT_S = 60  # most time a page may take to open its new websocket (a failure, not a figure)

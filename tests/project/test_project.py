@@ -328,7 +328,7 @@ def test_under_the_readme_command_each_file_runs_whole_in_one_process(request):
     # nothing was grouped: every module-scoped training run ran once per process and the
     # browser tests ran two at a time. requirements-dev.txt pins a pytest where it takes.
     if not getattr(request.config.option, "loadgroup", False):
-        pytest.skip("checks the README's test command: pytest -n 2 --dist loadgroup")
+        pytest.skip("checks the README's test command: pytest -n 3 --dist loadgroup")
     assert request.node.nodeid.endswith("@tests/project/test_project.py"), request.node.nodeid
 
 
