@@ -13,6 +13,7 @@ import functools
 from collections.abc import Callable
 
 import keras
+import numpy as np
 import pytest
 
 
@@ -32,3 +33,10 @@ def refusing(call: Callable) -> Callable:
         raise AssertionError(f"{call.__qualname__} ran while building")
 
     return never
+
+
+def assert_same_weights(built: list[np.ndarray], traced: list[np.ndarray]) -> None:
+    """The same weights, array for array: same shapes in the same order, equal values."""
+    assert [w.shape for w in built] == [w.shape for w in traced]
+    for a, b in zip(built, traced, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -5,7 +5,7 @@ Checked against attnviz's own multi-head maths (`compute_multihead`) and by hand
 
 import numpy as np
 import pytest
-from build_support import keras_default_builds, refusing
+from build_support import assert_same_weights, keras_default_builds, refusing
 
 from attnviz.learn.configs import LMConfig
 from attnviz.learn.language_model import LanguageModel
@@ -106,9 +106,7 @@ def test_the_model_builds_the_seeded_weights_of_a_traced_build_without_running_c
     with monkeypatch.context() as patched:
         keras_default_builds(patched, LMCore, LMBlock)
         traced = LanguageModel("induction", config, seed=7)
-    assert [w.shape for w in built] == [w.shape for w in traced.get_weights()]
-    for a, b in zip(built, traced.get_weights(), strict=True):
-        np.testing.assert_array_equal(a, b)
+    assert_same_weights(built, traced.get_weights())
     ids = np.array([[1, 2, 3, 4, 5]], dtype=np.int32)  # (B, T)
     logits, weights = traced.core(ids)
     assert traced.core.compute_output_shape(ids.shape) == (

@@ -4,7 +4,7 @@ the explicit builds (no trace of `call`, the same seeded weights as Keras's trac
 import keras
 import numpy as np
 import pytest
-from build_support import keras_default_builds, refusing
+from build_support import assert_same_weights, keras_default_builds, refusing
 
 from attnviz.core.attention import ScoredAttention
 from attnviz.core.scoring import ConcatScore, DotScore, GeneralScore
@@ -68,9 +68,7 @@ def test_explicit_builds_draw_the_seeded_weights_of_a_traced_build(score, monkey
     keras_default_builds(monkeypatch, Encoder, Decoder, ScoredAttention)
     keras.utils.set_random_seed(7)
     traced = build_networks(config, VOCAB).trainer.get_weights()
-    assert [w.shape for w in built] == [w.shape for w in traced]
-    for a, b in zip(built, traced, strict=True):
-        np.testing.assert_array_equal(a, b)
+    assert_same_weights(built, traced)
 
 
 def test_networks_are_built_without_running_their_call(monkeypatch):

@@ -10,7 +10,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from build_support import keras_default_builds, refusing
+from build_support import assert_same_weights, keras_default_builds, refusing
 
 from attnviz.learn.configs import TransformerConfig
 from attnviz.learn.pretrained import load_transformer
@@ -189,9 +189,7 @@ def test_the_core_builds_the_seeded_weights_of_a_traced_build_without_running_ca
     with monkeypatch.context() as patched:
         keras_default_builds(patched, TransformerCore)
         traced = TransformerTranslator("reverse", config, seed=7)
-    assert [w.shape for w in built] == [w.shape for w in traced.get_weights()]
-    for a, b in zip(built, traced.get_weights(), strict=True):
-        np.testing.assert_array_equal(a, b)
+    assert_same_weights(built, traced.get_weights())
     # the symbolic shapes Keras took from compute_output_shape are the call's
     source = traced.vocab.encode_sources(["abc", "hello"])  # (2, S)
     dec_in, _, _ = traced.vocab.encode_targets(["cba", "olleh"])  # (2, T)
