@@ -4,8 +4,9 @@ The model in memory is saved to a temporary folder (a keras-hub model and its to
 `save_to_preset`, any other Keras model as a `.keras` file), then `attnviz view` of that folder
 or file runs in the background (the same command a terminal would run, so the same server: the
 model is chosen here, never by a visitor). `view` waits until the server answers its health
-check and returns the page's address; in IPython (Jupyter) it also shows the page in an IFrame.
-Servers started here stop, and their folders go, when Python exits (or with `stop_all()`).
+check and its warm-up has loaded the model and run it once (the page then opens at once), and
+returns the page's address; in IPython (Jupyter) it also shows the page in an IFrame. Servers
+started here stop, and their folders go, when Python exits (or with `stop_all()`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from attnviz.cli import MODEL_PAGE, model_source
+from attnviz.ui.server_config import WARM_UP_ENV, WARM_UP_STEP_DONE
 
 START_SECONDS = 120.0  # most time the server may take to answer its health check
+READY_SECONDS = 300.0  # ... and then to load the model and run it once (its warm-up)
+MODEL_READY = WARM_UP_STEP_DONE.format("model")  # the server log's line once the model is ready
 IFRAME_HEIGHT = 900  # px of the IFrame shown in a notebook
 _STARTED: list[Viewer] = []  # servers started here, stopped at exit
 
@@ -48,7 +52,8 @@ def view(
     port: int | None = None,
     host: str = "127.0.0.1",
 ) -> str:
-    """Start the app on `model` in the background and return the Your model page's address.
+    """Start the app on `model` in the background and return the Your model page's address once
+    the page is ready (the server's warm-up has loaded the model and run it once).
 
     Args:
         model: a Keras model or keras-hub model (backbone or task such as a causal LM) in
@@ -60,7 +65,8 @@ def view(
 
     Raises:
         ValueError: for a model that cannot be saved or found, or a tokenizer that does not fit.
-        RuntimeError: if the server does not answer within `START_SECONDS` (with its log's end).
+        RuntimeError: if the server does not answer within `START_SECONDS`, or has not loaded
+            the model within `READY_SECONDS` more (with its log's end).
     """
     folder = Path(tempfile.mkdtemp(prefix="attnviz-view-"))
     try:
@@ -82,6 +88,7 @@ def view(
     _STARTED.append(viewer)
     try:
         _wait_healthy(viewer, f"http://{'127.0.0.1' if where == 'localhost' else host}:{port}")
+        _wait_ready(viewer)
     except RuntimeError:
         _STARTED.remove(viewer)
         _stop(viewer)
@@ -173,6 +180,21 @@ def _wait_healthy(viewer: Viewer, base: str) -> None:
         time.sleep(0.1)
     tail = viewer.log.read_text(errors="replace")[-2000:]
     raise RuntimeError(f"The attnviz server did not start; its log ends:\n{tail}")
+
+
+def _wait_ready(viewer: Viewer) -> None:
+    """Wait until the server's warm-up has loaded the model and run it once (`MODEL_READY` in
+    its log): the page then opens at once, not ~10 s after the address came back. Without a
+    warm-up (`ATTNVIZ_WARM_UP=0` in the environment) the page loads the model itself."""
+    if os.environ.get(WARM_UP_ENV, "1").strip() == "0":
+        return
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline and viewer.process.poll() is None:
+        if MODEL_READY in viewer.log.read_text(errors="replace"):
+            return
+        time.sleep(0.1)
+    tail = viewer.log.read_text(errors="replace")[-2000:]
+    raise RuntimeError(f"The attnviz server did not load the model; its log ends:\n{tail}")
 
 
 def _show(url: str) -> None:

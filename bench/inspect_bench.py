@@ -11,9 +11,14 @@ T = 128 token ids, the last 8 padding.
 Subjects, timed round-robin (order alternating) after two warm-up calls each:
 - plain: `model(tokens, training=False)`, outputs converted to numpy;
 - inspect: `attnviz.inspect(model, tokens)`, which runs the model once and hands back every
-  layer's weights, logits, mask, query/key/value heads and position scheme as numpy arrays.
+  layer's weights, logits, mask, query/key/value heads and position scheme as numpy arrays,
+  each call checked against its layer's own output (`AttentionCall.verified`: the weights times
+  the values, through the output projection, recomputed in numpy);
+- inspect without its check: the same with `verify` replaced by a no-op, to show what the
+  self-check costs (for this bench only: `inspect` always checks).
 
-Target: inspect costs at most 1.3x the plain call (medians).
+Every call of the inspected run must agree with its layer (else the bench stops).
+Target: inspect, with its check, costs at most 1.3x the plain call (medians).
 
     python -m bench.inspect_bench            # 30 timed calls each
     python -m bench.inspect_bench --quick    # 8 timed calls each
@@ -63,17 +68,19 @@ def token_ids() -> np.ndarray:
 
 
 def time_round_robin(subjects: dict, repeats: int) -> dict[str, list[float]]:
-    """Seconds of each call, subjects alternating (the order flips every round)."""
-    times: dict[str, list[float]] = {name: [] for name in subjects}
+    """Seconds of each call, subjects alternating (the order flips every round); the CPU
+    seconds of this process (all its threads) under "<name> cpu"."""
+    times: dict[str, list[float]] = {key: [] for name in subjects for key in (name, f"{name} cpu")}
     for run in subjects.values():
         for _ in range(WARM_UPS):
             run()
     order = list(subjects)
     for _ in range(repeats):
         for name in order:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             subjects[name]()
             times[name].append(time.perf_counter() - start)
+            times[f"{name} cpu"].append(time.process_time() - cpu)
         order.reverse()
     return times
 
@@ -86,26 +93,50 @@ def main() -> None:
     import keras
     import tensorflow as tf
 
-    from attnviz.heads import inspect
+    from attnviz.heads import inspect, inspection
+    from attnviz.heads.verification import not_checked
 
     model, tokens = build_encoder(), token_ids()
     subjects = {
         "plain": lambda: keras.tree.map_structure(np.asarray, model(tokens, training=False)),
         "inspect": lambda: inspect(model, tokens),
+        "unchecked": lambda: _unchecked(inspection, lambda: inspect(model, tokens), not_checked),
     }
     result = inspect(model, tokens)
     assert len(result) == LAYERS and result.calls[0].weights.shape == (1, HEADS, TOKENS, TOKENS)
+    disagree = [
+        f"{c.key}: {c.verified.describe()}" for c in result.calls if not c.verified.agrees()
+    ]
+    assert not disagree, disagree
     times = time_round_robin(subjects, repeats)
-    plain, inspected = (statistics.median(times[name]) * 1e3 for name in ("plain", "inspect"))
+    plain, inspected, unchecked = (
+        statistics.median(times[name]) * 1e3 for name in ("plain", "inspect", "unchecked")
+    )
     ratio = inspected / plain
+    cpu = {name: statistics.median(times[f"{name} cpu"]) * 1e3 for name in subjects}
     print(f"Python {platform.python_version()}, TensorFlow {tf.__version__}, Keras "
           f"{keras.__version__}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")  # fmt: skip
     print(f"Encoder: {LAYERS} layers x {HEADS} heads, D = {WIDTH}, T = {TOKENS} tokens, B = 1; "
           f"{repeats} timed calls each, medians")  # fmt: skip
-    print(f"{'plain model call':<22}{plain:9.1f} ms")
-    print(f"{'inspect':<22}{inspected:9.1f} ms")
+    print(f"{'plain model call':<22}{plain:9.1f} ms   (CPU {cpu['plain']:.0f} ms)")
+    print(f"{'inspect (checked)':<22}{inspected:9.1f} ms   (CPU {cpu['inspect']:.0f} ms; every "
+          "call agrees with its layer)")  # fmt: skip
+    check = inspected - unchecked
+    print(f"{'inspect, no check':<22}{unchecked:9.1f} ms   (CPU {cpu['unchecked']:.0f} ms; so the "
+          f"check: {check:.1f} ms, CPU {cpu['inspect'] - cpu['unchecked']:.0f} ms)")  # fmt: skip
     verdict = "met" if ratio <= TARGET else "NOT met"
-    print(f"{'ratio':<22}{ratio:9.2f} x   (target <= {TARGET} x: {verdict})")
+    print(f"{'ratio':<22}{ratio:9.2f} x   (target <= {TARGET} x: {verdict}; in CPU time "
+          f"{cpu['inspect'] / cpu['plain']:.2f} x)")  # fmt: skip
+
+
+def _unchecked(inspection, run, not_checked):
+    """`run()` with inspect's self-check replaced by a no-op (put back afterwards)."""
+    verify = inspection.verify
+    inspection.verify = lambda *args: not_checked("skipped by the bench")
+    try:
+        return run()
+    finally:
+        inspection.verify = verify
 
 
 if __name__ == "__main__":

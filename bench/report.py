@@ -141,13 +141,16 @@ def _met(figure: Figure) -> str:
 HEADERS = ("figure", "attnviz", "baseline", "ratio", "target", "met")
 
 
+def cells(f: Figure) -> tuple[str, ...]:
+    """One figure's cells, under HEADERS."""
+    base = f"{f.baseline_name} {_number(f.baseline, f.unit)}" if f.baseline_name else ""
+    ratio = "" if f.ratio is None else f"{f.ratio:.2f}×"
+    return (f.name, _number(f.value, f.unit), base, ratio, f.target, _met(f))
+
+
 def table(title: str, figures: list[Figure]) -> str:
     """A plain-text table of `figures` under `title`, with notes below it."""
-    rows = [HEADERS]
-    for f in figures:
-        base = f"{f.baseline_name} {_number(f.baseline, f.unit)}" if f.baseline_name else ""
-        ratio = "" if f.ratio is None else f"{f.ratio:.2f}×"
-        rows.append((f.name, _number(f.value, f.unit), base, ratio, f.target, _met(f)))
+    rows = [HEADERS, *(cells(f) for f in figures)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
     lines = [title, "-" * len(title)]
     for n, row in enumerate(rows):

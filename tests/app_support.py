@@ -130,6 +130,19 @@ def open_page(at: AppTest, name: str) -> None:
     at.run()
 
 
+def follow_link(at: AppTest, url_path: str, **fields: str) -> None:
+    """Open the page at `url_path` ("lesson-7") as a link to it does (Next, Previous and the
+    menu's links carry no `fields`: an empty query string). (`AppTest.switch_page` takes page
+    files; the site's pages are functions.)"""
+    at._page_hash = next(  # noqa: SLF001 - the page the next run asks for, as switch_page sets it
+        page for page, info in at._registered_pages.items()  # noqa: SLF001
+        if info.get("url_pathname") == url_path
+    )  # fmt: skip
+    at.query_params.clear()
+    at.query_params.update(fields)
+    at.run()
+
+
 def smaller_runs(monkeypatch, **sizes) -> list[tuple]:
     """Make the pages' Train buttons train a smaller model (the page's network with `sizes`)
     on 32 pairs in one batch a step, with 8 validation pairs; returns what each page asked

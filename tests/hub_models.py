@@ -35,6 +35,8 @@ class HubModel:
     position: str = "none"  # position schemes read, "/"-joined, in order of first appearance
     inputs: Callable[[Any], Any] | None = None  # backbone -> inputs (default: `model_inputs`)
     warnings: int = 0  # what inspect names as unreadable (D-Fine's deformable attention)
+    weighted: int = 0  # calls checked against their weighted values A·V, not an output
+    # projection (the layer has none, or splits A·V before projecting; README's table says so)
 
     def build(self, models: Any) -> Any:
         """The backbone, with random weights, from `keras_hub.models`."""
@@ -563,8 +565,9 @@ MODELS: tuple[HubModel, ...] = (
     HubModel("BLIP2", _blip2, 4, (2,)),
     HubModel("PaliGemma", PALIGEMMA, 4, (2,), "none/rope"),
     HubModel("PARSeq", _parseq, 3, (2,)),
-    HubModel("StableDiffusion3", _sd3, 11, (1, 2), inputs=lambda b: model_inputs(b, 20)),
-    HubModel("Flux", FLUX, 2, (2,), "rope"),
+    HubModel("StableDiffusion3", _sd3, 11, (1, 2), inputs=lambda b: model_inputs(b, 20),
+             weighted=1),  # fmt: skip
+    HubModel("Flux", FLUX, 2, (2,), "rope", weighted=2),
     HubModel("DFine", _d_fine, 2, (2,), "added", _d_fine_inputs, warnings=2),
 )
 # fmt: on

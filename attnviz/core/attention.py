@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from attnviz.core.checks import as_float_array, check_choice, read_only
+from attnviz.core.checks import as_float_array, check_array_cells, check_choice, read_only
 from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
 from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask
 from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slope, attention_positions
@@ -211,7 +211,8 @@ def compute_attention(
             even) or "alibi" (add `−m·|i − j|` to the scores). Query i and key j sit at
             positions i and j.
         rope_theta: RoPE's base θ.
-        alibi_heads: ALiBi's slope m is that of head `alibi_head` of `alibi_heads` heads.
+        alibi_heads: ALiBi's slope m is that of head `alibi_head` of `alibi_heads` heads (any
+            number: 32 for MPT-7B and BLOOM-7B, 112 for BLOOM-176B).
         alibi_head: see `alibi_heads`.
 
     Returns:
@@ -373,11 +374,20 @@ def _check_finite_scores(scores: Any) -> None:
         )
 
 
-def check_qkv(query: Any, key: Any, value: Any, *, same_qk_width: bool):
+def check_qkv(
+    query: Any,
+    key: Any,
+    value: Any,
+    *,
+    same_qk_width: bool,
+    max_features: int | None = MAX_FEATURES,
+):
     """Check Q, K, V and return them as float32 `(B, ·, ·)` arrays plus whether B was given.
 
     Args:
         same_qk_width: require Dq == Dk (dot-product scores).
+        max_features: most columns of each; None = any width within `MAX_ARRAY_CELLS` numbers
+            per array (multi-head attention's model width D, which its heads project down).
     """
     q = as_float_array(query, "query")
     k = as_float_array(key, "key")
@@ -388,13 +398,15 @@ def check_qkv(query: Any, key: Any, value: Any, *, same_qk_width: bool):
             f"Received shapes query {q.shape}, key {k.shape}, value {v.shape}."
         )
     batched = q.ndim == 3
-    _check_shapes(q.shape, k.shape, v.shape, same_qk_width)
+    _check_shapes(q.shape, k.shape, v.shape, same_qk_width, max_features)
     if not batched:
         q, k, v = q[None], k[None], v[None]  # (1, ·, ·)
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), batched
 
 
-def _check_shapes(qs: tuple, ks: tuple, vs: tuple, same_qk_width: bool) -> None:
+def _check_shapes(
+    qs: tuple, ks: tuple, vs: tuple, same_qk_width: bool, max_features: int | None
+) -> None:
     """Check shapes as the user gave them (with or without the batch axis)."""
     shapes = f"query {qs}, key {ks}, value {vs}"
     if len(qs) == 2:
@@ -414,12 +426,16 @@ def _check_shapes(qs: tuple, ks: tuple, vs: tuple, same_qk_width: bool) -> None:
             f'{shapes}. Give Q and K the same number of columns, or use score="general" or '
             '"concat", which learn a map between them.'
         )
+    columns = "any number of columns (features) within the memory limit"
+    if max_features is not None:
+        columns = f"{max_features} columns (features)"
     for name, shape in (("query", qs), ("key", ks), ("value", vs)):
-        if shape[1] > MAX_TOKENS or shape[2] > MAX_FEATURES:
+        if shape[1] > MAX_TOKENS or shape[2] > (max_features or shape[2]):
             raise ValueError(
                 f"`{name}` is too large: {shape[1]} rows × {shape[2]} columns. The limits are "
-                f"{MAX_TOKENS} rows (tokens) and {MAX_FEATURES} columns (features)."
+                f"{MAX_TOKENS} rows (tokens) and {columns}."
             )
+        check_array_cells(shape, f"`{name}`", "Use fewer or shorter sequences.")
     if qs[0] > MAX_BATCH or qs[0] * qs[1] * ks[1] > MAX_SCORE_CELLS:
         raise ValueError(
             f"The batch is too large: {qs[0]} × {qs[1]} × {ks[1]} attention cells; the limits are "

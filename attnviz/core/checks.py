@@ -6,11 +6,12 @@ allowed, what was received, and a hint on how to fix it.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from attnviz.core.limits import MAX_ABS_VALUE
+from attnviz.core.limits import MAX_ABS_VALUE, MAX_ARRAY_CELLS, MAX_SCORE_CELLS
 
 
 def describe(value: Any) -> str:
@@ -93,6 +94,33 @@ def check_int(value: Any, name: str, *, low: int, high: int | None = None) -> in
         span = f"from {low} to {high}" if high is not None else f"{low} or more"
         raise ValueError(f"`{name}` must be {span}. Received: {value}.")
     return int(value)
+
+
+def check_heads(value: Any, name: str = "num_heads") -> int:
+    """A number of attention heads: any whole number from 1 up to where memory stops.
+
+    Every head scores at least one cell, so more than `MAX_SCORE_CELLS` heads could never be
+    computed; the functions that compute with the heads then check their own cell counts.
+    """
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if whole and value > MAX_SCORE_CELLS:
+        raise ValueError(
+            f"`{name}` is too large: every head scores at least one attention cell and the "
+            f"limit is {MAX_SCORE_CELLS:,} cells (the memory the weights take). Received: "
+            f"{value:,}. Use fewer heads."
+        )
+    return check_int(value, name, low=1)
+
+
+def check_array_cells(shape: tuple[int, ...], what: str, hint: str) -> None:
+    """Refuse an array of more than `MAX_ARRAY_CELLS` numbers, naming it and its shape."""
+    cells = math.prod(shape)
+    if cells > MAX_ARRAY_CELLS:
+        sizes = " × ".join(f"{size:,}" for size in shape)
+        raise ValueError(
+            f"Too large to hold in memory: {what} would have {sizes} = {cells:,} numbers; the "
+            f"limit is {MAX_ARRAY_CELLS:,} per array (1 GiB of float32). {hint}"
+        )
 
 
 def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:

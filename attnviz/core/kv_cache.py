@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.core.checks import as_float_array, read_only
-from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS, MAX_TOKENS
+from attnviz.core.limits import MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
 from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slope, alibi_slopes, apply_rope
 from attnviz.core.settings import AttentionSettings
 
@@ -106,7 +106,8 @@ def decode_with_cache(
 
     Args:
         query: `(T, Dk)` one head, or `(H, T, Dk)` heads (e.g. `MultiHeadResult.query_heads`
-            of one sequence, before RoPE).
+            of one sequence, before RoPE): any number of heads H while H·T·T stays within
+            `MAX_SCORE_CELLS`, up to `MAX_FEATURES` features per head.
         key: `(T, Dk)` or `(G, T, Dk)`: one key per token (`shared_key_heads`, before RoPE).
         value: `(T, Dv)` or `(G, T, Dv)`.
         scale: divide the scores by sqrt(Dk).
@@ -214,10 +215,10 @@ def _check_inputs(query, key, value, position: str):
             "Decoding caches one key and one value per token: `query`, `key` and `value` need "
             f"the same number of tokens (rows). Received: {shapes}."
         )
-    if g != g_v or h % g or h > MAX_HEADS:
+    if g != g_v or h % g:
         raise ValueError(
             f"`key` and `value` need the same number of K/V heads G, dividing the {h} query "
-            f"heads (at most {MAX_HEADS}). Received: {shapes}."
+            f"heads. Received: {shapes}."
         )
     if d_q != d_k or (position == "rope" and d_k % 2):
         even = ', an even number for position="rope"' if position == "rope" else ""
@@ -228,6 +229,7 @@ def _check_inputs(query, key, value, position: str):
     if t > MAX_TOKENS or max(d_k, d_v) > MAX_FEATURES or h * t * t > MAX_SCORE_CELLS:
         raise ValueError(
             f"Too large to decode: {h} heads × {t} tokens × {max(d_k, d_v)} features. The limits "
-            f"are {MAX_TOKENS} tokens, {MAX_FEATURES} features and {MAX_SCORE_CELLS:,} cells."
+            f"are {MAX_TOKENS} tokens, {MAX_FEATURES} features per head and "
+            f"{MAX_SCORE_CELLS:,} cells (heads × tokens × tokens), any number of heads within them."
         )
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), one_head

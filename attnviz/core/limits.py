@@ -1,8 +1,11 @@
 """Documented size limits for every public entry point and every page.
 
 The app and the package share these numbers so that the limits users read in error messages,
-the README and the UI are always the same ones the code enforces. Drawing sizes (pixels, ticks)
-are not limits and live with the figures.
+the README and the UI are always the same ones the code enforces. `MAX_` names are the
+package's: it takes any number of heads and any head size Dk independent of D, stopping where
+memory would (`MAX_SCORE_CELLS`, `MAX_ARRAY_CELLS`). `APP_` names are the pages' own, smaller
+limits for what a page can draw and run at once; the pages' inputs take their largest values
+from here and say so. Drawing sizes (pixels, ticks) are not limits and live with the figures.
 """
 
 # Attention inputs (compute_attention, the explorer)
@@ -19,19 +22,23 @@ MAX_SENTENCES = 64  # most sentences encoded together
 MAX_ABS_VALUE = 1e15  # largest magnitude of any input number (keeps float32 scores finite)
 MAX_SEED = 2**32 - 1  # largest accepted `seed` (numpy's seed range)
 
-# Multi-head attention and the decoder stack
-MAX_HEADS = 16  # most attention heads H
+# Multi-head attention and the decoder stack. The maths takes any number of heads and any
+# head size Dk independent of D (H·Dk need not be D): it stops only where memory would, at
+# MAX_SCORE_CELLS for the (B·H·T·S) weights and MAX_ARRAY_CELLS for any other array
+MAX_ARRAY_CELLS = 2**28  # most numbers in any other array, 1 GiB of float32 (B·T·D, H·D·Dk, …)
 MAX_LAYERS = 12  # most decoder layers N of the decoder stack
 MAX_D_FF = 4 * MAX_FEATURES  # most feed-forward units of a decoder layer
 MAX_VOCAB = MAX_TOKENS  # most token ids of the decoder's vocabulary
 MAX_DECODER_TOKENS = MAX_TOKENS  # most B·T target (and B·S source) tokens in one decoder run
 APP_DECODER_BATCH = 64  # most sequences the Decoder page runs at once (a few s of CPU)
 APP_DECODER_SIDE = 64  # most target or source tokens on the Decoder page
+APP_HEADS = 16  # most heads H a page draws, one matrix each (Decoder, Three ways, ALiBi inputs)
 
 # Trained models (attnviz.learn)
 MAX_UNITS = 256  # most units E, U or A of a seq2seq network
 MAX_TRAINED_LAYERS = 6  # most encoder (and decoder) layers of a trained Transformer
 MAX_TRAINED_D_MODEL = 256  # most model features of a trained Transformer
+MAX_TRAINED_HEADS = 16  # most attention heads of a trained Transformer (or seq2seq network)
 MAX_EPOCHS = 200  # most epochs one training run may ask for
 MAX_TRAIN_PAIRS = 200_000  # most training (or validation) pairs of one run
 MAX_TRAIN_BATCH = 4096  # most pairs per gradient step

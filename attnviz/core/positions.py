@@ -33,8 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import check_int, describe, numeric_array
-from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_POSITION, MAX_ROPE_THETA, MAX_TOKENS
+from attnviz.core.checks import check_heads, check_int, describe, numeric_array
+from attnviz.core.limits import (
+    MAX_FEATURES,
+    MAX_POSITION,
+    MAX_ROPE_THETA,
+    MAX_SCORE_CELLS,
+    MAX_TOKENS,
+)
 
 POSITION_SCHEMES = ("none", "sinusoidal", "rope", "alibi")  # every scheme a page may offer
 ATTENTION_POSITIONS = ("none", "rope", "alibi")  # those attention applies ("sinusoidal" is added
@@ -114,26 +120,29 @@ def alibi_slopes(num_heads: int) -> np.ndarray:
     """The ALiBi slope of each head, as in the paper (and keras_hub's `AlibiBias`).
 
     For H a power of two: `2^(-8/H)` raised to the powers 1 … H. Otherwise the slopes of the
-    largest power of two below H, then every other slope of twice that power, as many as needed.
+    largest power of two M below H, then every other slope of 2M, as many as needed (H − M).
+    Any number of heads (MPT-7B and BLOOM-7B have 32, BLOOM-176B 112), up to
+    `check_heads`'s memory limit.
 
     Returns:
-        float64 `(H,)`, decreasing: 1/2, 1/4, …, 1/256 for 8 heads.
+        float64 `(H,)`, decreasing for H a power of two: 1/2, 1/4, …, 1/256 for 8 heads.
     """
-    h = check_int(num_heads, "num_heads", low=1, high=MAX_HEADS)
-    return np.asarray(_slopes(h), dtype=np.float64)
+    h = check_heads(num_heads)
+    closest = 1 << (h.bit_length() - 1)  # M, the largest power of two <= H
+    first = _power_of_two_slopes(closest)  # (M,)
+    extra = _power_of_two_slopes(2 * closest)[0::2][: h - closest]  # (H − M,)
+    return np.concatenate([first, extra])
 
 
-def _slopes(h: int) -> list[float]:
-    if math.log2(h).is_integer():
-        start = 2.0 ** (-ALIBI_MAX_BIAS / h)
-        return [start ** (i + 1) for i in range(h)]
-    closest = 2 ** math.floor(math.log2(h))
-    return _slopes(closest) + _slopes(2 * closest)[0::2][: h - closest]
+def _power_of_two_slopes(h: int) -> np.ndarray:
+    """float64 `(H,)`: `2^(-8/H)` to the powers 1 … H, for H a power of two."""
+    start = 2.0 ** (-ALIBI_MAX_BIAS / h)
+    return start ** np.arange(1, h + 1, dtype=np.float64)
 
 
 def alibi_slope(alibi_heads: int, alibi_head: int) -> float:
     """The slope of head `alibi_head` (from 0) of `alibi_heads`: what one head adds."""
-    heads = check_int(alibi_heads, "alibi_heads", low=1, high=MAX_HEADS)
+    heads = check_heads(alibi_heads, "alibi_heads")
     head = check_int(alibi_head, "alibi_head", low=0, high=heads - 1)
     return float(alibi_slopes(heads)[head])
 
@@ -155,6 +164,12 @@ def linear_bias(
     m = numeric_array(slopes, "slopes").astype(dtype).reshape(-1)  # (H,)
     i = check_positions(query_positions, "query_positions").astype(dtype)  # (T,)
     j = check_positions(key_positions, "key_positions").astype(dtype)  # (S,)
+    cells = m.size * i.size * j.size
+    if cells > MAX_SCORE_CELLS:
+        raise ValueError(
+            f"Too many bias cells: {m.size} heads × {i.size} queries × {j.size} keys = {cells:,}; "
+            f"the limit is {MAX_SCORE_CELLS:,}. Use fewer heads or fewer positions."
+        )
     penalty = np.abs(np.subtract.outer(i, j))  # (T, S) |i − j|
     np.subtract(0, penalty, out=penalty)  # −|i − j|, +0 (not −0) on the diagonal
     bias = np.empty((m.size, i.size, j.size), dtype)  # (H, T, S)

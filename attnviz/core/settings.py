@@ -11,8 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnviz.core.checks import check_choice, check_int, describe
-from attnviz.core.limits import MAX_HEADS
+from attnviz.core.checks import check_choice, check_heads, check_int, describe
 from attnviz.core.mask_spec import MaskSpec
 from attnviz.core.masks import MASK_VALUES
 from attnviz.core.positions import ATTENTION_POSITIONS, DEFAULT_ROPE_THETA, check_rope_theta
@@ -49,7 +48,7 @@ class AttentionSettings:
         object.__setattr__(self, "documents", spec.documents)  # a list becomes a tuple
         check_choice(self.position, "position", ATTENTION_POSITIONS)
         object.__setattr__(self, "rope_theta", check_rope_theta(self.rope_theta))
-        heads = check_int(self.alibi_heads, "alibi_heads", low=1, high=MAX_HEADS)
+        heads = check_heads(self.alibi_heads, "alibi_heads")
         if isinstance(self.alibi_head, (int, np.integer)) and not 0 <= self.alibi_head < heads:
             raise ValueError(
                 f"`alibi_head` must be one of the {heads} ALiBi heads, from 0 to {heads - 1}. "

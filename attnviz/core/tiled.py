@@ -113,8 +113,9 @@ def tiled_attention(
         query: `(T, D)` array-like; key: `(S, D)`; value: `(S, Dv)`.
         key_tile: Tk, keys (and values) per tile, from 1.
         query_tile: Tq, queries per tile; None = all T queries in one tile.
-        scale, causal, key_padding_mask (`(S,)`), window, mask_value, sinks, documents, prefix,
-            chunk, position, rope_theta, alibi_heads, alibi_head: as in `compute_attention`.
+        scale, causal, window, mask_value, sinks, documents, prefix, chunk: as in
+            `compute_attention`; so are position, rope_theta, alibi_heads, alibi_head, and
+            key_padding_mask, here of shape `(S,)`.
 
     Returns:
         A `TiledAttention`; its weights and output equal `compute_attention`'s (to 1e-6).

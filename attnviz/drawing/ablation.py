@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from attnviz.drawing.figures import FONT_SIZE, WEIGHTS_COLORSCALE
 from attnviz.drawing.phase_change import head_name
+from attnviz.drawing.standalone import Figure
 
 
 def harm(values: Any, baseline: Any, higher_is_better: Sequence[bool]) -> np.ndarray:
@@ -122,7 +123,7 @@ def ablation_figure(
         ),
         yaxis=dict(autorange="reversed", fixedrange=True),
     )
-    return go.Figure(data=[trace], layout=layout)
+    return Figure(data=[trace], layout=layout)
 
 
 def _cell(value: float, baseline: float, percent: bool) -> str:

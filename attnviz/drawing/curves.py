@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from attnviz.drawing.figures import FONT_SIZE, standoff_title
+from attnviz.drawing.standalone import Figure
 
 ACCURACY_SERIES = (  # (field of a history row, legend name, dash)
     (2, "training characters", "dot"),
@@ -77,7 +78,7 @@ def training_curves(history: Sequence[Sequence[float]], *, title: str = "") -> g
         legend=dict(orientation="h", y=-0.25),
         hovermode="x unified",
     )
-    return go.Figure(data=traces, layout=layout)
+    return Figure(data=traces, layout=layout)
 
 
 def _or_none(x: float) -> float | None:

@@ -32,6 +32,7 @@ import base64
 import functools
 import html
 import math
+import textwrap
 import threading
 import unicodedata
 from collections.abc import Sequence
@@ -46,9 +47,12 @@ from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_a
 
 from attnviz.core.checks import check_choice, check_int, describe, numeric_array
 from attnviz.drawing.pooling import MAX_SIDE, PooledMatrix, pool_matrix
+from attnviz.drawing.standalone import Figure  # saves itself as a page or SVG
 
 TEXT_SIDE = 12  # print values in the cells when both sides are at most this
-CROWDED_COLUMNS = 8  # above this many columns, printed values get 2 digits and a smaller font
+CELL_TEXT_PX = 280  # px a heatmap's cells get at the least where values are printed in them:
+# half a desktop page beside the sidebar, or a phone, less the labels and the colour bar
+CELL_TEXT_GAP = 4  # px kept free between the printed values of neighbouring cells
 SMALLEST_SHOWN = 0.001  # cell text shows smaller magnitudes as "<0.001"
 HIGHLIGHT_COLOR = "#ff2b2b"  # the outline of the cell step by step explains
 MARK_SIDE = TEXT_SIDE  # print "✕" in blocked cells when both sides are at most this
@@ -67,6 +71,7 @@ BAR_TICK_GAP = 6  # px between the colour bar and its labels, with room to spare
 BAR_LABEL_CHARS = 4  # characters the colour bar's widest number label is allowed for
 # a stand-in as wide as the widest number label plotly's own ticks are given room for
 NUMBER_LABEL = "−" * BAR_LABEL_CHARS
+NOTE_CHARS = 36  # characters a line of a title's small note: a third of a wide page
 PLOT_WIDTH = 480  # px a heatmap's cells get, about: half of a wide page, less the colour bar
 THUMB_WIDTH = 180  # px a thumbnail's cells get, about: a quarter of a wide page, less labels
 
@@ -239,7 +244,7 @@ def _figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
     return PlainFigure.of(traces, layout)
 
 
-class PlainFigure(go.Figure):
+class PlainFigure(Figure):
     """A figure held as the traces and layout built here, until something uses it as a figure.
 
     Streamlit needs only a figure's plain form (`to_dict`). From plain traces plotly builds a
@@ -515,11 +520,48 @@ def _value_trace(
         colorbar=_colorbar(kind, style),
         **_color_range(kind, grid.values, fit_scale),
     )
+    printed = None
     if annotate and max(grid.values.shape) <= TEXT_SIDE and kind != "mask":
-        crowded = grid.values.shape[1] > CROWDED_COLUMNS  # narrow cells: shorter, smaller text
-        trace.update(text=_cell_text(grid.values, 2 if crowded else 3), texttemplate="%{text}")
-        trace.update(textfont=dict(size=FONT_SIZE - 2 if crowded else FONT_SIZE))
+        printed = cell_labels(grid.values)
+    if printed is not None:
+        text, size = printed
+        trace.update(text=text, texttemplate="%{text}", textfont=dict(size=size))
     return trace
+
+
+def cell_labels(z: np.ndarray) -> tuple[list[list[str]], int] | None:
+    """The values `(R, C)` as printed in their cells, and the font size: 3 significant digits
+    in the tick font while the widest fits its cell (`CELL_TEXT_PX` / C wide, with a gap), else
+    2 digits a size smaller, else None: nothing printed (the hover tells each value), never
+    numbers that run into each other ("-0.0257-0.00951")."""
+    cell = CELL_TEXT_PX / z.shape[1]
+    choices = ((_cell_text(z, 3), FONT_SIZE), (_cell_text(z, 2), FONT_SIZE - 2),
+               (_fixed_text(z), FONT_SIZE - 2))  # fmt: skip
+    for text, size in choices:
+        widest = max((number_width(t, size) for row in text for t in row), default=0.0)
+        if widest + CELL_TEXT_GAP <= cell:
+            return text, size
+    return None
+
+
+def _fixed_text(z: np.ndarray) -> list[list[str]]:
+    """`(R, C)` values with as many decimals as the largest leaves room for (2 below 10, 1
+    below 100, else none): the shortest text that still tells the cells apart at a glance."""
+    finite = np.abs(z[np.isfinite(z)])
+    top = float(finite.max()) if finite.size else 0.0
+    decimals = 2 if top < 10 else 1 if top < 100 else 0
+
+    def fixed(v: float) -> str:
+        text = f"{v:.{decimals}f}"
+        return "0" if float(text) == 0 else text  # never "-0.00"
+
+    return [["" if math.isnan(v) else fixed(v) for v in row] for row in z.tolist()]
+
+
+def number_width(text: str, size: float = FONT_SIZE) -> float:
+    """About how many pixels a printed number takes at font `size`: digits ~0.56 em, the
+    point, signs and "<" narrower."""
+    return size * sum(0.3 if c in ".-−<>" else 0.56 for c in text)
 
 
 def _color_range(kind: str, z: np.ndarray, fit: bool = False) -> dict[str, float]:
@@ -610,12 +652,13 @@ def _blocked_trace(
 
 
 def _overview_note(grid: PooledMatrix, style: _Kind) -> str:
-    """The title line that says the heatmap is a pooled overview."""
+    """The small title lines that say the heatmap is a pooled overview, short enough for a
+    chart a third of a page wide (Compare's three): no view it may sit above is promised (the
+    Heatmaps tab alone adds an exact focus row, and says so itself)."""
     rows, cols = grid.block_shape
-    return (
-        f"<br><sup>overview: each cell summarises a {rows}×{cols} block, {style.pooled_name};"
-        "<br>the focus-row view below shows exact values</sup>"
-    )
+    words = f"overview: each cell summarises a {rows}×{cols} block, {style.pooled_name}"
+    lines = textwrap.wrap(html.escape(words, quote=False), NOTE_CHARS)
+    return "".join(f"<br><sup>{line}</sup>" for line in lines)
 
 
 def _title_room(title: str) -> int:

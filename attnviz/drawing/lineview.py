@@ -1,8 +1,8 @@
 """Line view: queries and keys as two columns of tokens joined by lines (as in BertViz).
 
-A line's opacity is the attention weight; hovering a token shows only its lines. The view is a
-self-contained HTML page (SVG + a few lines of JavaScript) for an iframe. Tokens are user text,
-so they travel as JSON data and are drawn with `textContent`: never parsed as HTML.
+A line's opacity is the attention weight; hovering or tapping a token shows only its lines. The
+view is a self-contained HTML page (SVG + a few lines of JavaScript) for an iframe. Tokens are
+user text, so they travel as JSON data and are drawn with `textContent`: never parsed as HTML.
 Shape letters: T queries, S keys.
 """
 
@@ -25,7 +25,7 @@ THEMES = {  # text, line and highlight colours readable on each Streamlit theme
 
 _PAGE = """<!doctype html><html><head><meta charset="utf-8"><style>
 body{margin:0;font:13px "Source Sans Pro",sans-serif;background:transparent;color:__TEXT__}
-text{fill:__TEXT__;cursor:default} text.on{fill:__HIGH__;font-weight:bold}
+text{fill:__TEXT__;cursor:pointer} text.on{fill:__HIGH__;font-weight:bold}
 line{stroke:__LINE__} .note{margin:2px 0 6px 4px;opacity:.75}
 </style></head><body><div class="note"></div><svg></svg><script>
 (() => {
@@ -45,6 +45,7 @@ for (const [i, j, w] of d.lines) {
   l.setAttribute("stroke-opacity", w); l.setAttribute("stroke-width", 1 + 3 * w);
   svg.appendChild(l); lines.push([i, j, l]);
 }
+let pinned = null;  // [side, k] of the token tapped or clicked last, until tapped again
 function show(side, k, on) {
   for (const [i, j, l] of lines) l.style.display = (!on || (side ? j : i) === k) ? "" : "none";
   labels[side][k].classList.toggle("on", on);
@@ -54,8 +55,14 @@ const labels = [d.rows, d.cols].map((names, side) => names.map((name, k) => {
   t.textContent = name;
   t.setAttribute("x", side ? right : left); t.setAttribute("y", y0 + rowH * k);
   t.setAttribute("text-anchor", side ? "start" : "end");
-  t.addEventListener("mouseenter", () => show(side, k, true));
-  t.addEventListener("mouseleave", () => show(side, k, false));
+  t.addEventListener("mouseenter", () => { if (!pinned) show(side, k, true); });
+  t.addEventListener("mouseleave", () => { if (!pinned) show(side, k, false); });
+  t.addEventListener("click", () => {  // a tap (a touch screen has no hover) or a click
+    const same = pinned && pinned[0] === side && pinned[1] === k;
+    if (pinned) show(pinned[0], pinned[1], false);
+    pinned = same ? null : [side, k];
+    if (pinned) show(side, k, true);
+  });
   svg.appendChild(t); return t;
 }));
 })();
@@ -96,8 +103,8 @@ def line_view_data(
         "cols": [f"{j}· {label}" for j, label in enumerate(col_labels)],
         "lines": lines,
         "rowH": row_height(t, s),
-        "note": "Queries (left) → keys (right). Line opacity = weight. Hover a token to see "
-        "only its lines.",
+        "note": "Queries (left) → keys (right). Line opacity = weight. Tap or hover a token to "
+        "see only its lines (tap it again for all).",
     }
 
 

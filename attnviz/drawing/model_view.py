@@ -17,6 +17,7 @@ a notebook.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ import plotly.graph_objects as go
 from attnviz.core.checks import check_int, describe
 from attnviz.drawing import figures
 from attnviz.drawing.figures import _escape, _title  # user text made safe, as everywhere
+from attnviz.drawing.standalone import Figure  # go.Figure with .to_html(path) / .to_svg
 from attnviz.heads.stacks import as_layer_stack
 
 if TYPE_CHECKING:  # only for hints: drawing does not import TensorFlow
@@ -114,7 +116,7 @@ def model_view(
         xaxis=place.axis("x", [f"{head} · {across} " for head in heads], cells[0][0]),
         yaxis=place.axis("y", [f"{name} · {down} " for name in names], cells[0][0]),
     )
-    return go.Figure(data=traces, layout=layout, _validate=False)  # as `figures._figure`
+    return Figure(data=traces, layout=layout, _validate=False)  # as `figures._figure`
 
 
 def inspection_view(
@@ -130,7 +132,10 @@ def inspection_view(
 ) -> go.Figure:
     """The model view of an `inspect(...)` result: one row per attention call of one kind.
 
-    Cells the layer's mask blocked and that hold exactly 0 are drawn grey as masked.
+    Cells the layer's mask blocked and that hold exactly 0 are drawn grey as masked. Each
+    row's title is the call's key and how its capture compared with the layer's own output in
+    the same run (`AttentionCall.verified`), e.g. "checked against the layer's output: exact to
+    3e-7", or why it was not checked.
 
     Args:
         result: what `attnviz.heads.inspect` returned.
@@ -142,10 +147,18 @@ def inspection_view(
     """
     stack = result.layer_stack(kind, keys=keys, item=item)
     grey = ~stack.masks[:, None] & (stack.weights == 0)  # (L, 1, T, S) & (L, H, T, S)
-    return model_view(
+    figure = model_view(
         stack.weights, row_labels, col_labels, titles=stack.keys, blocked=grey,
         title=f"{kind or 'all'} attention" if title is None else title, highlight=highlight,
     )  # fmt: skip
+    room = figure.layout.width - MARGIN["l"] - MARGIN["r"]  # px: the grid's width
+    for note, key in zip(figure.layout.annotations, stack.keys, strict=False):  # layer titles
+        verified = result[key].verified
+        said = html.escape(verified.describe(), quote=False)
+        if figures._text_width(f"{note.text} · {said}") > room:  # a narrow grid: in brief,
+            said, note.hovertext = verified.brief(), said  # the sentence in the hover
+        note.text += f" · {said}"
+    return figure
 
 
 def _layer_titles(titles: Sequence[Any] | None, n_layers: int) -> list[str]:
@@ -458,7 +471,7 @@ def head_map(
     top = 40 if title else 10
     width = 150 + int((n_heads + 0.2) * (side + 6))  # margins 70 + 80; the x range's n + 0.2
     # heads (and layers) side + 6 px apart: 6 px between squares
-    return go.Figure(
+    return Figure(
         data=[trace],
         layout=dict(
             title=dict(text=_title(title, width), x=0.0, xanchor="left"),  # never cut

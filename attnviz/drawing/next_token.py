@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from attnviz.core.words import plural
 from attnviz.drawing.figures import FONT_SIZE, standoff_title
+from attnviz.drawing.standalone import Figure
 
 RIGHT_COLOR = "#2ca02c"  # the token that came next was the model's best guess
 WRONG_COLOR = "#9a9a9a"  # it was not
@@ -71,7 +73,56 @@ def next_token_figure(
             tickvals=[0, 0.5, 1],
         ),
     )
-    return go.Figure(data=[trace], layout=layout)
+    return Figure(data=[trace], layout=layout)
+
+
+def copyable(read: Sequence[str]) -> np.ndarray:
+    """`(N,)` bool over the positions that predict (all of `read` but the last): True where
+    copying gives the next token, i.e. the token read occurred before (not just before) and the
+    token after its last such occurrence is the one that comes next (`learn.lm_metrics`'
+    in-context positions).
+
+    Args:
+        read: `(N + 1,)` the tokens of the text, `<s>` first.
+    """
+    x = list(read)
+    found = np.zeros(max(len(x) - 1, 0), dtype=bool)
+    for i in range(len(x) - 1):
+        earlier = [j for j in range(i - 1) if x[j] == x[i]]  # j < i − 1
+        found[i] = bool(earlier) and x[earlier[-1] + 1] == x[i + 1]
+    return found
+
+
+def copying_words(read: Sequence[str], sure: Any, guessed: Sequence[str]) -> str:
+    """What the next-token chart shows of copying, in words, from the same numbers: at the
+    positions where copying gives the next token, how many the model guessed right and how sure
+    it was (nothing is promised: a model that does not copy is said not to).
+
+    Args:
+        read: `(N + 1,)` the tokens of the text, `<s>` first.
+        sure: `(N,)` the probability the model gave each next token `read[1:]`.
+        guessed: `(N,)` its best guess at each position.
+    """
+    p = np.asarray(sure, dtype=float)
+    where = copyable(read)
+    if p.shape != where.shape or len(guessed) != where.size:
+        raise ValueError(
+            f"`read` must have one token more than `sure` and `guessed`. Received: {len(read)}, "
+            f"{p.shape} and {len(guessed)}."
+        )
+    k = int(where.sum())
+    if k == 0:
+        return (
+            "Nothing in this text can be copied: no token's earlier occurrence tells what "
+            "comes next."
+        )
+    right = sum(guessed[i] == read[i + 1] for i in np.flatnonzero(where))
+    mean = float(p[where].mean())
+    return (
+        f"Where the text repeats, copying what followed the earlier occurrence gives the next "
+        f"token at {plural(k, 'position')}: the model's best guess was right at {right}, and it "
+        f"gave the right token a mean probability of {mean:.2f}."
+    )
 
 
 def _plain(text: Any) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.drawing.figures import FONT_SIZE
+from attnviz.drawing.standalone import Figure
 
 PREVIOUS_COLOR = "#1f77b4"  # the best previous-token head
 INDUCTION_COLOR = "#d62728"  # the best induction head
@@ -142,7 +143,7 @@ def phase_change_figure(curves: Any, *, title: str = "") -> go.Figure:
             x=jump, xref="x", y=1.0, yref="y domain", yanchor="bottom", showarrow=False,
             text=f"biggest jump: epoch {jump}", font=dict(size=FONT_SIZE, color=INDUCTION_COLOR),
         )]  # fmt: skip
-    return go.Figure(data=traces, layout=layout)
+    return Figure(data=traces, layout=layout)
 
 
 def _line(x, y, name: str, axis: str, dash: str, color: str, hover: str) -> dict:

@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.drawing import figures
+from attnviz.drawing.standalone import Figure
 
 SCHEME_NAMES = {"rope": "RoPE", "alibi": "ALiBi", "sinusoidal": "sinusoidal", "none": "none"}
 
@@ -32,7 +33,7 @@ def offset_lines(probe) -> go.Figure:
     for h, row in enumerate(probe.by_offset):
         label = f"head {h}" if probe.slopes is None else f"head {h} (m = {probe.slopes[h]:.3g})"
         traces.append(go.Scatter(x=offsets, y=row, mode="lines+markers", name=label))
-    fig = go.Figure(traces)
+    fig = Figure(traces)
     fig.update_layout(
         title=dict(text="The score depends only on the offset i − j", x=0.0, xanchor="left"),
         xaxis_title="offset i − j (query after key: positive)", yaxis_title="score",

@@ -45,6 +45,15 @@ def for_projector(fig: go.Figure, scale: float) -> go.Figure:
     return go.Figure(_scaled(plain, scale))
 
 
+def fonts_for_projector(fig: go.Figure, scale: float) -> go.Figure:
+    """A new figure: only `fig`'s fonts × `scale` (every text of it, its annotations' too), its
+    size kept: for a figure whose cells are sized to fit its column, which would not fit it
+    grown whole. `fig` itself is not changed."""
+    plain = fig.to_dict()
+    plain.setdefault("layout", {}).setdefault("font", {}).setdefault("size", DEFAULT_FONT_SIZE)
+    return go.Figure(_scaled(plain, scale))
+
+
 def _scaled(part: Any, scale: float) -> Any:
     """A copy of a figure's plain dict (or any part of it) with every font's size and axis
     title's standoff × `scale`."""

@@ -146,22 +146,42 @@ def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, obje
     }
 
 
-STAGE_TEXT = {
-    "raw scores": ("1 · Score every query against every key", None),
-    "scaled scores": ("2 · Divide by √Dk", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}}"),
-    "mask": ("3 · The mask M: 0 where allowed, −∞ (or −1e9) where blocked", None),
-    "masked scores": ("4 · Add the mask", r"\frac{\operatorname{score}(Q, K)}{\sqrt{d_k}} + M"),
-    "weights": (
-        "5 · Softmax over each row",
-        r"\operatorname{softmax}\Big(\frac{\operatorname"
-        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)",
-    ),
-    "output": (
-        "6 · Weighted sum of the values",
-        r"\operatorname{softmax}\Big(\frac{\operatorname"
-        r"{score}(Q,K)}{\sqrt{d_k}} + M\Big)\,V",
-    ),
-}
+SCORE_TEX = r"\operatorname{score}(Q, K)"
+
+
+def logits_tex(r: AttentionResult, score: str = SCORE_TEX) -> str:
+    """What softmax sees, as the settings of `r` make it: the score, divided by √d_k only while
+    scaling is on, plus ALiBi's bias B where it is used, plus the mask M."""
+    scaled = rf"\frac{{{score}}}{{\sqrt{{d_k}}}}" if r.settings.scale else score
+    bias = " + B" if r.position_bias is not None else ""
+    return f"{scaled}{bias} + M"
+
+
+def formula_tex(r: AttentionResult) -> str:
+    """The whole computation of `r` in one line, its own score written out."""
+    score = SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
+    return r"\text{output} = \operatorname{softmax}\Big(" + logits_tex(r, score) + r"\Big)\,V"
+
+
+def stage_texts(r: AttentionResult) -> dict[str, tuple[str, str]]:
+    """Each stage's caption and TeX, by name, as the settings of `r` make them (no √d_k while
+    scaling is off, ALiBi's B where it is used, the mask value in M)."""
+    logits = logits_tex(r)
+    blocked = "−∞" if r.settings.mask_value == "-inf" else "−1e9"
+    if r.settings.scale:
+        scaling = ("2 · Divide by √Dk", rf"\frac{{{SCORE_TEX}}}{{\sqrt{{d_k}}}}")
+    else:
+        scaling = ("2 · Scaling is off: the scores stay as they are", rf"{SCORE_TEX} \times 1")
+    return {
+        "raw scores": ("1 · Score every query against every key", stage_tex("raw scores", r)),
+        "scaled scores": scaling,
+        "mask": (f"3 · The mask M: 0 where allowed, {blocked} where blocked",
+                 stage_tex("mask", r)),
+        "masked scores": ("4 · Add the mask", logits),
+        "weights": ("5 · Softmax over each row", rf"\operatorname{{softmax}}\Big({logits}\Big)"),
+        "output": ("6 · Weighted sum of the values",
+                   rf"\operatorname{{softmax}}\Big({logits}\Big)\,V"),
+    }  # fmt: skip
 
 
 def stage_tex(name: str, r: AttentionResult) -> str:

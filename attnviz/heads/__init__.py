@@ -4,7 +4,8 @@
 watches the run's ops, `capture` finds each softmax that weighs values (with `layouts` reading
 products and `owners` naming the layer call), `readout` reads masks and heads, `positions` names
 position schemes, `adapters` covers what some layer families need, `recording` and `running` run
-the model. `summaries` says in numbers what each head does; `rollout` follows attention through
+the model, `verification` checks each call against what its layer returned in the run.
+`summaries` says in numbers what each head does; `rollout` follows attention through
 the layers (Abnar & Zuidema 2020); `stacks` checks stacks of weights. Your own model
 (`attnviz view`): `user_model` loads it, `model_text` makes text its inputs, `text_run` runs
 and stacks it, `head_inputs` opens one of its heads in the explorer.
@@ -26,6 +27,7 @@ _HOMES = {  # public name -> the module that defines it
     "PositionScheme": "attnviz.heads.positions",
     "LayerStack": "attnviz.heads.inspection",
     "inspect": "attnviz.heads.inspection",
+    "Verified": "attnviz.heads.verification",
     "HeadSummary": "attnviz.heads.summaries",
     "SUMMARY_FIELDS": "attnviz.heads.summaries",
     "SUMMARY_LABELS": "attnviz.heads.summaries",

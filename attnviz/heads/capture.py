@@ -21,11 +21,19 @@ projections and are passed over; so are scores that reach the logits through a g
 (DeBERTa's position terms) or a slice (XLNet's shifted relative scores): the content product
 `Q·Kᵀ` is the one kept, the position terms stay in the logits. Fused kernels are no exception
 on TensorFlow: `ops.dot_product_attention` computes its softmax explicitly there, so it is
-recorded the same way.
+recorded the same way. A softmax over several axes at once (Keras's `Softmax(axis=(-2, -1))`,
+which `MultiHeadAttention(attention_axes=(1, 2))` uses) runs as `exp(x − logsumexp(x))`, with
+no Softmax op: an `Exp` of `x` minus a `Log` (plus a constant) is taken as a softmax over the
+trailing axes the log kept as 1, and T and S are each those axes flattened, row-major.
+
+From the product `A·V` the tape also follows the result onward inside the layer call, to the
+layer's output projection (`verification.Onward`), so that the call can be checked against what
+the layer returned.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import weakref
 from dataclasses import dataclass
@@ -45,6 +53,7 @@ from attnviz.heads.layouts import (
 )
 from attnviz.heads.owners import Owner, find_owner
 from attnviz.heads.tracing import OpNode, OpTrace, layer_scopes
+from attnviz.heads.verification import Onward
 
 SOFTMAX = "Softmax"
 CARRIED = {  # ops a softmax's result keeps its meaning through, on its way to the values
@@ -69,6 +78,8 @@ class _Flow:
     logits: Any  # the softmax's input, with the same reshapes and slices as that tensor
     natural: Any  # the last tensor on the way with the softmax's rank (…, T, S)
     natural_logits: Any  # its logits
+    spans: int = 1  # how many axes T and S each are (2: attention over an image's rows and
+    # columns at once, `keras.layers.MultiHeadAttention(attention_axes=(1, 2))`)
 
 
 @dataclass(frozen=True)
@@ -84,6 +95,7 @@ class Captured:
     value: np.ndarray | None  # (B, H, S, Dv) V, likewise
     key_heads: int | None  # how many key heads the product Q·Kᵀ had (fewer when shared)
     owner: Owner | None  # the layer call it belongs to (None outside any layer)
+    onward: Onward | None = None  # the product's result followed to the layer's output
 
 
 class AttentionTape:
@@ -97,8 +109,16 @@ class AttentionTape:
         self._flows: dict[int, _Flow] = {}  # id(tensor) -> its flow
         self._pairs: dict[int, tuple] = {}  # seq -> operands of a product of two activations
         self._perms: dict[int, tuple] = {}  # seq -> permutation of a Transpose op
+        self._onward: dict[int, tuple] = {}  # id(tensor) -> (weakref, Onward following it)
+        self._logs: dict[int, tuple] = {}  # seq -> output shape of a Log op (a logsumexp's)
 
     def __call__(self, node: OpNode, inputs: tuple, outputs: tuple) -> None:
+        if self._onward and len(outputs) == 1:
+            self._follow(node, inputs, outputs[0])
+        if node.op_type == "Log":
+            self._logs[node.seq] = tuple(outputs[0].shape)
+        elif node.op_type == "Exp" and len(outputs[0].shape) >= 3:
+            self._exp_softmax(node, outputs[0])
         if node.op_type in PRODUCTS:
             self._keep_pair(node, inputs)
         elif node.op_type == "Transpose":
@@ -112,7 +132,7 @@ class AttentionTape:
             return
         hits = [i for i, x in enumerate(inputs) if self._flow(x) is not None]
         if hits and node.op_type in PRODUCTS:
-            self._on_product(node, inputs, hits)
+            self._on_product(node, inputs, outputs, hits)
         elif hits and node.op_type in CARRIED and len(outputs) == 1:
             self._carry(node, inputs, outputs[0], hits[0])
 
@@ -121,6 +141,44 @@ class AttentionTape:
         are often temporaries such as a transposed K) until a softmax may need them."""
         if len(inputs) == 2 and not any(_is_parameter(self.trace, node, i) for i in (0, 1)):
             self._pairs[node.seq] = tuple(inputs)
+
+    def _exp_softmax(self, node: OpNode, output: Any) -> None:
+        """Take `exp(x − logsumexp(x, axes))` as a softmax over those (trailing) axes: Keras's
+        `Softmax` over several axes is computed so (no Softmax op)."""
+        sub = self.trace.producer(node, 0)
+        if sub is None or sub.op_type != "Sub" or sub.input(0) is None:
+            return
+        x, norm = sub.input(0), self._log_shape(sub)
+        if tuple(x.shape) != tuple(output.shape) or norm is None or len(norm) != len(x.shape):
+            return
+        ones = [d == 1 for d in reversed(norm)]
+        spans = ones.index(False) if False in ones else len(ones)
+        if not 1 <= spans <= (len(x.shape) - 1) // 2:
+            return
+        self.softmaxes.append((sub, tuple(output.shape)))
+        self._flows[id(output)] = _Flow(sub, weakref.ref(output), x, output, x, spans)
+
+    def _log_shape(self, sub: OpNode) -> tuple | None:
+        """The shape of what `sub` subtracts if that is a log (of a sum of exps), maybe plus a
+        constant (the maximum taken out first); else None."""
+        made = self.trace.producer(sub, 1)
+        if made is not None and made.op_type in ("AddV2", "Add"):
+            before = [self.trace.producer(made, i) for i in range(len(made.input_ids))]
+            made = next((p for p in before if p is not None and p.op_type == "Log"), None)
+        return None if made is None else self._logs.get(made.seq)
+
+    def _follow(self, node: OpNode, inputs: tuple, output: Any) -> None:
+        """Move each attention's onward follower (see `verification`) past `node`."""
+        for index, tensor in enumerate(inputs):
+            entry = self._onward.get(id(tensor))
+            if entry is None or entry[0]() is not tensor:
+                continue
+            parameter = lambda i: _is_parameter(self.trace, node, i)  # noqa: E731
+            if entry[1].follow(node, inputs, output, index, parameter):
+                del self._onward[id(tensor)]
+                if not entry[1].finished:
+                    self._onward[id(output)] = (weakref.ref(output), entry[1])
+            return
 
     def _flow(self, tensor: Any) -> _Flow | None:
         flow = self._flows.get(id(tensor))
@@ -139,17 +197,22 @@ class AttentionTape:
             logits if kept else flow.natural_logits,
         )
 
-    def _on_product(self, node: OpNode, inputs: tuple, hits: list[int]) -> None:
+    def _on_product(self, node: OpNode, inputs: tuple, outputs: tuple, hits: list[int]) -> None:
         """Record the attention if the product sums a softmax's result over its keys."""
         if len(inputs) != 2:
             return
         axes = product_axes(node, (len(inputs[0].shape), len(inputs[1].shape)))
         for index in hits:
-            roles = output_roles(axes, index) if axes else None
+            flow = self._flow(inputs[index])
+            roles = output_roles(axes, index, flow.spans) if axes else None
             if roles is not None:
-                flow = self._flow(inputs[index])
                 self.used.add(flow.softmax.seq)
-                self.found.append(self._capture(node, inputs, axes, roles, flow))
+                captured = self._capture(node, inputs, axes, roles, flow)
+                if captured.owner is not None:
+                    onward = Onward(np.asarray(outputs[0]), axes, roles, captured.owner.scope)
+                    captured = dataclasses.replace(captured, onward=onward)
+                    self._onward[id(outputs[0])] = (weakref.ref(outputs[0]), onward)
+                self.found.append(captured)
                 done = flow.softmax
                 self._flows = {k: f for k, f in self._flows.items() if f.softmax is not done}
                 self._pairs.pop(node.seq, None)
@@ -160,7 +223,7 @@ class AttentionTape:
     ) -> Captured:
         """The arrays of one attention, from the product A·V and the walk back to Q·Kᵀ."""
         natural = np.asarray(flow.natural)
-        weights = _by_heads(natural).astype(np.float32, copy=False)  # (B, H, T, S)
+        weights = _by_heads(natural, flow.spans)  # (B, H, T, S)
         _, heads, t, s = weights.shape
         logits = None if flow.natural_logits is None else np.asarray(flow.natural_logits)
         consumed = inputs[roles.first].shape
@@ -169,7 +232,7 @@ class AttentionTape:
                           roles.batch, roles.cols, sizes)  # fmt: skip
         sources = {"value": (node, roles.second)}
         query = key = key_heads = None
-        found = _score_product(self.trace, flow.softmax, self._pairs, self._perms)
+        found = _score_product(self.trace, flow, self._pairs, self._perms)
         if found is None:
             sources["scores"] = (flow.softmax, 0)  # not a product (e.g. additive scores)
         else:
@@ -185,7 +248,9 @@ class AttentionTape:
         return Captured(
             seq=node.seq,
             weights=weights,
-            logits=None if logits is None or logits.shape != natural.shape else _by_heads(logits),
+            logits=None
+            if logits is None or logits.shape != natural.shape
+            else _by_heads(logits, flow.spans),
             query=query,
             key=key,
             value=fit_heads(value, heads, s),
@@ -198,10 +263,11 @@ class AttentionTape:
         return [(node, shape) for node, shape in self.softmaxes if node.seq not in self.used]
 
 
-def _by_heads(array: np.ndarray) -> np.ndarray:
+def _by_heads(array: np.ndarray, spans: int = 1) -> np.ndarray:
     """`(B, …, T, S)` as `(B, H, T, S)`: the axes between the first and the last two are heads
-    (none: one head)."""
-    return array.reshape(array.shape[0], -1, *array.shape[-2:]).astype(np.float32, copy=False)
+    (none: one head). With `spans` axes each for T and S, each is flattened, in order."""
+    t, s = (math.prod(array.shape[-2 * spans : -spans]), math.prod(array.shape[-spans:]))
+    return array.reshape(array.shape[0], -1, t, s).astype(np.float32, copy=False)
 
 
 def _replay(node: OpNode, inputs: tuple, index: int, output: Any, logits: Any) -> Any:
@@ -227,11 +293,13 @@ def _replay(node: OpNode, inputs: tuple, index: int, output: Any, logits: Any) -
     return None  # a broadcasting multiply or where: the logits no longer line up
 
 
-def _score_product(trace: OpTrace, softmax: OpNode, pairs: dict, perms: dict):
+def _score_product(trace: OpTrace, flow: _Flow, pairs: dict, perms: dict):
     """Walk back from the softmax's input to the product Q·Kᵀ that made its scores:
     `(op, axes, roles, batch sizes)`, or None (see the module doc for which products count).
-    The walk follows where the logits' T and S axes were (negative axis numbers)."""
-    found, seen, frontier = [], set(), [(softmax, 0, -2, -1)]
+    The walk follows where the logits' T and S axes were (tuples of negative axis numbers)."""
+    k = flow.spans
+    t0, s0 = tuple(range(-2 * k, -k)), tuple(range(-k, 0))
+    found, seen, frontier = [], set(), [(flow.softmax, 0, t0, s0)]
     while frontier and len(seen) < WALK_OPS:
         consumer, index, t, s = frontier.pop(0)
         producer = trace.producer(consumer, index)
@@ -242,20 +310,22 @@ def _score_product(trace: OpTrace, softmax: OpNode, pairs: dict, perms: dict):
             found.append(_as_scores(producer, pairs[producer.seq], t, s))
         elif producer.op_type == "Transpose" and producer.seq in perms:
             perm = perms[producer.seq]
-            frontier.append((producer, 0, perm[t] - len(perm), perm[s] - len(perm)))
+            t, s = (tuple(perm[i] - len(perm) for i in axes) for axes in (t, s))
+            frontier.append((producer, 0, t, s))
         elif producer.op_type in TO_SCORES:
             frontier += [(producer, i, t, s) for i in range(len(producer.input_ids))]
     found = [f for f in found if f is not None]
     return min(found, key=lambda f: f[0].seq) if found else None  # the first: content scores
 
 
-def _as_scores(product: OpNode, operands: tuple, t: int, s: int):
+def _as_scores(product: OpNode, operands: tuple, t: tuple, s: tuple):
     """`(op, axes, roles, batch sizes)` if `product` of two activations `operands` made the
     scores, its output axes `t` and `s` (negative numbers) being T and S; else None."""
     axes = product_axes(product, (len(operands[0].shape), len(operands[1].shape)))
-    if axes is None or -t > len(axes.output) or -s > len(axes.output):
+    if axes is None or -min(t + s) > len(axes.output):
         return None
-    roles = score_roles(axes, axes.output[t], axes.output[s])
+    letters = lambda these: "".join(axes.output[i] for i in these)  # noqa: E731
+    roles = score_roles(axes, letters(t), letters(s))
     if roles is None:
         return None
     return product, axes, roles, tuple(_size(c, axes, operands) for c in roles.batch)

@@ -17,9 +17,10 @@ kept. Nothing is patched, no class or layer is touched, variables are not writte
 Per call the result says how the weights were made: the mask the layer applied (read from its
 logits, `readout`), the layer's position scheme (`positions`: RoPE, ALiBi slopes, T5 buckets,
 ...), for grouped-query attention which key/value head each query head shares, and remarks
-(sliding window, soft-capping, sink logits, reduced keys, windows). What looks like attention but
-could not be read is named in an `InspectionWarning` and in `Inspection.warnings`: no attention
-is dropped silently.
+(sliding window, soft-capping, sink logits, reduced keys, windows), and whether what was recorded
+reproduces what the layer returned in the same run (`verified`, see `verification`). What
+looks like attention but could not be read is named in an `InspectionWarning` and in
+`Inspection.warnings`: no attention is dropped silently.
 
 Keys. A call is keyed by the path of layer calls from the model down, names joined by "/", e.g.
 "decoder_layer_0/self_attention" (the model's own name left out). A layer that attends more than
@@ -47,9 +48,11 @@ hosted app does not accept model files: they can carry code). With `keras-hub` i
 from __future__ import annotations
 
 import copy
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NoReturn
 
@@ -62,6 +65,7 @@ from attnviz.heads.positions import NONE, PositionScheme
 from attnviz.heads.readout import Fold, read_out
 from attnviz.heads.recording import CaptureError, record, unread
 from attnviz.heads.running import check_model, check_training, model_batch, run_model
+from attnviz.heads.verification import Verified, not_checked, verify
 
 KINDS = ("self", "cross", "unknown")  # how a layer was called: Q and K from one input, or not
 
@@ -95,6 +99,8 @@ class AttentionCall:
     position: PositionScheme = NONE  # the layer's position scheme
     fold: Fold | None = None  # windows etc.: the batch axis holds B·G groups (None: just B)
     notes: tuple[str, ...] = ()  # remarks: sliding window, soft-capping, sinks, ...
+    # how the recorded weights and values recompute what the layer returned in the same run
+    verified: Verified = not_checked("no check was made")
 
     @property
     def head_masks(self) -> np.ndarray:
@@ -141,6 +147,25 @@ class Inspection:
 
     def __len__(self) -> int:
         return len(self.calls)
+
+    def to_html(self, path: str | os.PathLike, **view: Any) -> Path:
+        """Write every model view of this run (self-, cross-attention, ...) as one standalone
+        page, with each call's class, shape, mask and position scheme, to `path`; returns the
+        path. `view`: `title`, `item`, `row_labels`, `col_labels`, `highlight` (see
+        `attnviz.drawing.standalone.inspection_html`)."""
+        from attnviz.drawing.standalone import inspection_html  # drawing imports heads
+
+        target = Path(path)
+        target.write_text(inspection_html(self, **view), encoding="utf-8")
+        return target
+
+    def to_svg(self, path: str | os.PathLike, **view: Any) -> Path:
+        """Write one model view of this run as SVG to `path` (`view` as for
+        `attnviz.drawing.model_view.inspection_view`: the self-attention calls by default);
+        returns the path. Needs a Chromium-family browser (see `standalone.figure_svg`)."""
+        from attnviz.drawing.model_view import inspection_view
+
+        return inspection_view(self, **view).to_svg(path)
 
     def layer_stack(
         self, kind: str | None = "self", *, keys: Sequence[str] | None = None, item: int = 0
@@ -265,6 +290,7 @@ def _as_calls(found: list[Captured], batch: int | None) -> tuple[AttentionCall, 
                 position=out.position,
                 fold=out.fold,
                 notes=out.notes,
+                verified=verify(out.weights, out.value_heads, captured.onward),
             )
         )
     return tuple(calls)

@@ -50,8 +50,8 @@ class Roles:
     first: int  # the operand index of Q (scores) or of the weights A (output)
     second: int  # the operand index of K (scores) or of V (output)
     batch: str  # batch letters, B first then the head letters
-    rows: str  # the letter of T
-    cols: str  # the letter of S
+    rows: str  # the letter of T (several when attention spans several axes, flattened)
+    cols: str  # the letter of S (likewise)
 
 
 def product_axes(node: OpNode, ranks: tuple[int, int]) -> ProductAxes | None:
@@ -92,30 +92,37 @@ def _matmul_axes(ranks: tuple[int, int], adj_x: bool, adj_y: bool) -> ProductAxe
 
 
 def score_roles(axes: ProductAxes, rows: str, cols: str) -> Roles | None:
-    """Q and K of a product whose output axes `rows` and `cols` (letters) are the scores' T and
-    S, or None if it cannot be: Q holds T and not S, K holds S and not T, they share features."""
+    """Q and K of a product whose output axes `rows` and `cols` (letters, one per attended axis)
+    are the scores' T and S, or None if it cannot be: Q holds T and not S, K holds S and not T,
+    they share features."""
     out = axes.output
-    if len(out) < 3 or rows == cols or rows not in out or cols not in out:
+    if len(out) < 2 + len(rows) or set(rows) & set(cols) or not set(rows + cols) <= set(out):
         return None
-    holders = [i for i in (0, 1) if rows in axes.inputs[i] and cols not in axes.inputs[i]]
-    keyed = [i for i in (0, 1) if cols in axes.inputs[i] and rows not in axes.inputs[i]]
+    holds = lambda i, these, not_these: (  # noqa: E731
+        set(these) <= set(axes.inputs[i]) and not set(not_these) & set(axes.inputs[i])
+    )
+    holders = [i for i in (0, 1) if holds(i, rows, cols)]
+    keyed = [i for i in (0, 1) if holds(i, cols, rows)]
     shared = set(axes.inputs[0]) & set(axes.inputs[1]) - set(out)
     if len(holders) != 1 or len(keyed) != 1 or holders == keyed or not shared:
         return None
-    batch = "".join(c for c in out if c not in (rows, cols))
+    batch = "".join(c for c in out if c not in rows + cols)
     return Roles(holders[0], keyed[0], batch, rows, cols)
 
 
-def output_roles(axes: ProductAxes, weights: int) -> Roles | None:
+def output_roles(axes: ProductAxes, weights: int, spans: int = 1) -> Roles | None:
     """A and V of a product whose operand `weights` is attention weights `(…, T, S)` summed
-    over S into the output, or None if the product does not use it that way."""
+    over S into the output, or None if the product does not use it that way. `spans`: how many
+    axes T and S each are (2 for attention over an image's rows and columns at once)."""
     a, v = axes.inputs[weights], axes.inputs[1 - weights]
-    if len(a) < 3:
+    if len(a) < 1 + 2 * spans:
         return None
-    rows, cols = a[-2], a[-1]
-    if cols not in v or cols in axes.output or rows not in axes.output or rows in v:
+    rows, cols = a[-2 * spans : -spans], a[-spans:]
+    if not set(cols) <= set(v) or set(cols) & set(axes.output):
         return None
-    return Roles(weights, 1 - weights, a[:-2], rows, cols)
+    if not set(rows) <= set(axes.output) or set(rows) & set(v):
+        return None
+    return Roles(weights, 1 - weights, a[: -2 * spans], rows, cols)
 
 
 def canonical(
@@ -128,23 +135,31 @@ def canonical(
         array: one operand of a product.
         letters: a letter per axis of `array`.
         batch: the product's batch letters (B first, then heads); absent ones are broadcast.
-        seq: the letter of the axis that becomes X (T for queries, S for keys and values).
+        seq: the letter of the axis that becomes X (T for queries, S for keys and values);
+            several letters are flattened into X, in their order.
         batch_sizes: the size of each batch letter in the product's output.
     """
-    features = [c for c in letters if c not in batch and c != seq]
+    moved = np.transpose(array, layout_order(letters, batch, seq))
     present = [c for c in batch if c in letters]
-    moved = np.transpose(array, [letters.index(c) for c in [*present, seq, *features]])
     kept = iter(moved.shape)
     sizes = [next(kept) if c in letters else 1 for c in batch]  # 1 where a letter is absent
     rest = moved.shape[len(present) :]
-    width = math.prod(rest[1:])
+    length, width = math.prod(rest[: len(seq)]), math.prod(rest[len(seq) :])
     try:
-        moved = moved.reshape(*sizes, rest[0], width)
-        moved = np.broadcast_to(moved, (*batch_sizes, rest[0], width))
+        moved = moved.reshape(*sizes, length, width)
+        moved = np.broadcast_to(moved, (*batch_sizes, length, width))
     except ValueError:
         return None
     b = batch_sizes[0] if batch_sizes else 1
-    return moved.reshape(b, math.prod(batch_sizes[1:]), rest[0], width)
+    return moved.reshape(b, math.prod(batch_sizes[1:]), length, width)
+
+
+def layout_order(letters: str, batch: str, seq: str) -> list[int]:
+    """The permutation `canonical` applies to an array with axes `letters`: its batch letters
+    (in `batch`'s order), then `seq`, then the rest (features)."""
+    features = [c for c in letters if c not in batch and c not in seq]
+    order = [c for c in batch if c in letters] + list(seq) + features
+    return [letters.index(c) for c in order]
 
 
 def fit_heads(array: np.ndarray | None, heads: int, length: int) -> np.ndarray | None:

@@ -60,7 +60,8 @@ def text_inputs(user: UserModel, text: str) -> ModelInputs:
     """
     if not isinstance(text, str) or not text.strip():
         what = "Some text" if user.tokenizer is not None else "Token ids"
-        raise ValueError(f"{what} to run the model on is missing. Received: {describe(text)}.")
+        verb = "is" if user.tokenizer is not None else "are"  # "token ids … are missing"
+        raise ValueError(f"{what} to run the model on {verb} missing. Received: {describe(text)}.")
     if len(text) > limits.MAX_SENTENCE_CHARS:
         raise ValueError(
             f"The text has {len(text):,} characters; at most {limits.MAX_SENTENCE_CHARS:,} are "

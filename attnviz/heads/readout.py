@@ -75,6 +75,7 @@ def read_out(captured: Captured, batch: int | None) -> Readout:
         )
         notes += (shifted,)
     mask, head_mask = _split_mask(masked, weights.shape)
+    notes += _query_mask_note(mask)
     return Readout(
         weights=weights,
         logits=logits,
@@ -107,6 +108,19 @@ def _mask(logits: np.ndarray | None) -> np.ndarray | None:
         return None
     allowed = logits > MASKED_LOGIT  # NaN (never produced by a mask) counts as masked
     return None if allowed.all() else allowed
+
+
+def _query_mask_note(mask: np.ndarray | None) -> tuple[str, ...]:
+    """A remark when the mask `(B, T, S)` hides whole query rows whose positions stay visible
+    as keys (ESM's and RoFormerV2's padding mask is `(B, 1, S, 1)`: a mask on queries)."""
+    if mask is None or mask.shape[1] != mask.shape[2]:
+        return ()
+    hidden = ~mask.any(axis=2)  # (B, T): rows with no key allowed
+    if not (hidden & mask.any(axis=1)).any():  # ... whose position some query still sees
+        return ()
+    return ("Query mask: the padded positions' query rows are masked whole, but as keys "
+            "they stay visible to the other queries. A masked row holds what the layer's "
+            "softmax gave it.",)  # fmt: skip
 
 
 def _split_mask(masked: np.ndarray | None, shape: tuple) -> tuple:

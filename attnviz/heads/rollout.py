@@ -31,10 +31,10 @@ from attnviz.core.checks import describe
 from attnviz.heads.stacks import as_layer_stack
 
 RESIDUAL_WEIGHT = 0.5  # the paper's weight of the residual identity
-ROLLOUT_TEX = (  # the formula, for st.latex and notebooks
-    r"\bar A_l = \frac{1}{H}\sum_{h=1}^{H} A_{l,h},\qquad "
-    r"\hat A_l = \operatorname{norm}\!\left(0.5\,\bar A_l + 0.5\,I\right),\qquad "
-    r"R = \hat A_L\,\hat A_{L-1}\cdots\hat A_1"
+ROLLOUT_TEX = (  # the formula, for st.latex and notebooks: three lines, each fits a phone
+    r"\begin{gathered}\bar A_l = \frac{1}{H}\sum_{h=1}^{H} A_{l,h} \\ "
+    r"\hat A_l = \operatorname{norm}\!\left(0.5\,\bar A_l + 0.5\,I\right) \\ "
+    r"R = \hat A_L\,\hat A_{L-1}\cdots\hat A_1\end{gathered}"
 )
 
 

@@ -12,10 +12,14 @@ which are padding), each summary is a mean over rows:
     previous       mean over i in R of   w_i,i−1                    (rows i ≥ 1 with a key i − 1)
     first          mean over i in R of   w_i0
     alignment      share of rows i in R with a known span whose argmax_j w_ij lies in it
+    induction      mean over i in R with a target of  w_i,target(i)  (self-attention over the
+                   tokens x: target(i) = j + 1 for the last j < i − 1 with x_j = x_i)
 
 A summary with no row to average (e.g. "previous" of a single token) is NaN. The alignment
 score is the Learn one (`attnviz.learn.metrics.alignment_score`): spans are half-open
 `(start, end)`, rows whose span is None are left out, and it is 0.0 when no row has a span.
+The induction score is the language model's (`attnviz.learn.lm_metrics.induction_scores`) on
+one text: NaN when no token of it occurred before.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ SUMMARY_LABELS = {  # summary field -> a short label for tables and plots
     "entropy_bits": "entropy (bits)",
     "mean_distance": "mean distance attended",
     "diagonal": "weight on the diagonal (j = i)",
-    "previous": "weight on the previous token (j = i − 1)",
+    "previous": "previous-token score: weight on j = i − 1",
     "first": "weight on the first token (j = 0)",
     "alignment": "alignment score",
+    "induction": "induction score: weight on the token after the earlier occurrence",
 }
 SUMMARY_SHORT = {  # summary field -> one word, for a table's narrow column
     "entropy_bits": "entropy",
@@ -46,6 +51,7 @@ SUMMARY_SHORT = {  # summary field -> one word, for a table's narrow column
     "previous": "previous",
     "first": "first",
     "alignment": "alignment",
+    "induction": "induction",
 }
 SUMMARY_FIELDS = tuple(SUMMARY_LABELS)
 
@@ -64,10 +70,15 @@ class HeadSummary:
     previous: float  # mean weight on key j = i − 1 (rows i ≥ 1 that have such a key)
     first: float  # mean weight on key j = 0
     alignment: float | None  # share of rows whose argmax is in their span; None without spans
+    induction: float | None = None  # mean weight on the induction target; None without tokens
 
 
 def head_summaries(
-    weights: Any, *, mask: Any = None, spans: Sequence[Span] | None = None
+    weights: Any,
+    *,
+    mask: Any = None,
+    spans: Sequence[Span] | None = None,
+    tokens: Sequence[Any] | None = None,
 ) -> tuple[HeadSummary, ...]:
     """Summarise every head of one layer `(H, T, S)` or of L layers `(L, H, T, S)`.
 
@@ -77,6 +88,8 @@ def head_summaries(
         mask: `(T,)` bool, True = a real query token: padding rows are left out of every mean.
         spans: for cross-attention, one entry per query row: the half-open `(start, end)`
             source span it should attend, or None when it comes from no source token.
+        tokens: for self-attention over one text, its `(T,)` tokens (ids or labels): the
+            induction score is computed (see module doc).
 
     Returns:
         One `HeadSummary` per head, layer by layer: `(0, 0), (0, 1), …, (L − 1, H − 1)`.
@@ -90,12 +103,14 @@ def head_summaries(
     rows = check_token_mask(mask, t)  # (T,)
     columns = _summary_columns(stack, rows)  # field -> (L, H)
     alignment = None if spans is None else _alignment(stack, rows, _check_spans(spans, t, s))
+    induction = None if tokens is None else _induction(stack, rows, _check_tokens(tokens, t, s))
     return tuple(
         HeadSummary(
             layer=layer,
             head=head,
             **{name: float(values[layer, head]) for name, values in columns.items()},
             alignment=None if alignment is None else float(alignment[layer, head]),
+            induction=None if induction is None else float(induction[layer, head]),
         )
         for layer in range(stack.shape[0])
         for head in range(stack.shape[1])
@@ -168,6 +183,40 @@ def _alignment(w: np.ndarray, rows: np.ndarray, spans: list[Span]) -> np.ndarray
     top = w.argmax(axis=-1)  # (L, H, T) the key each row looks at most
     hits = (start <= top) & (top < end)  # (L, H, T)
     return hits[..., known].mean(axis=-1)
+
+
+def induction_targets(tokens: Sequence[Any]) -> np.ndarray:
+    """`(T,)` int: for each position i, j + 1 for the last earlier j < i − 1 whose token is
+    the same as i's, or −1 (none)."""
+    x = list(tokens)
+    targets = np.full(len(x), -1)
+    for i, token in enumerate(x):
+        earlier = [j for j in range(i - 1) if x[j] == token]
+        if earlier:
+            targets[i] = earlier[-1] + 1
+    return targets
+
+
+def _check_tokens(tokens: Any, t: int, s: int) -> np.ndarray:
+    """The induction targets of `tokens`, one per query row of a square (self-) attention."""
+    if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__len__") or len(tokens) != t:
+        raise ValueError(
+            f"`tokens` must list one token per query row: {t} tokens. Received: {describe(tokens)}."
+        )
+    if t != s:
+        raise ValueError(
+            f"The induction score needs self-attention over the tokens: as many keys as "
+            f"queries. Received weights of {t} queries × {s} keys."
+        )
+    return induction_targets(tokens)
+
+
+def _induction(w: np.ndarray, rows: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """`(L, H)`: mean weight on each real row's induction target (NaN if no row has one)."""
+    picked = np.full(w.shape[:-1], np.nan)  # (L, H, T)
+    has = targets >= 0  # (T,)
+    picked[..., has] = w[..., np.flatnonzero(has), targets[has]]
+    return _row_mean(picked, rows)
 
 
 def summary_table(summaries: Sequence[HeadSummary], field: str) -> np.ndarray:

@@ -56,6 +56,11 @@ class UserModel:
     source: str  # what was asked for: a path or a preset name
     description: str  # one line: what was loaded, from where
 
+    @property
+    def name(self) -> str:
+        """What to call the model: its class, or its own name for a plain Keras model."""
+        return model_name(self.model)
+
 
 def load_model(source: str | os.PathLike) -> UserModel:
     """Load `source`: a `.keras` file, a keras-hub preset folder or a keras-hub preset name.
@@ -203,9 +208,23 @@ def _max_tokens(model: Any) -> int | None:
     return length if isinstance(length, int) and length > 0 else None
 
 
+GENERIC_CLASSES = ("Functional", "Sequential", "Model")  # Keras's own: say the model's name
+
+
+def model_name(model: Any) -> str:
+    """A model's class ("GPT2CausalLM"), or the name it was given ("tiny_mha") when its class is
+    one of Keras's own (`GENERIC_CLASSES`: "Functional" says nothing of the model)."""
+    kind = type(model).__name__
+    name = getattr(model, "name", None)
+    return name if kind in GENERIC_CLASSES and isinstance(name, str) and name else kind
+
+
 def _describe(model: Any, tokenizer: Any | None, where: str) -> str:
-    """One line: "GPT2CausalLM (1,234 parameters) from …, tokenized by its GPT2Tokenizer"."""
-    words = f"{type(model).__name__} ({model.count_params():,} parameters) from {where}"
+    """One line: "GPT2CausalLM (1,234 parameters) from …, tokenized by its GPT2Tokenizer";
+    "tiny_mha (a Keras Functional model, 1,234 parameters) from …"."""
+    kind, name = type(model).__name__, model_name(model)
+    what = f"a Keras {kind} model, " if name != kind else ""
+    words = f"{name} ({what}{model.count_params():,} parameters) from {where}"
     if tokenizer is None:
         return words + "; no tokenizer: type token ids"
     return words + f", tokenized by its {type(tokenizer).__name__}"

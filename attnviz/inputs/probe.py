@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import as_float_array, check_choice, check_int, read_only
-from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_TOKENS
+from attnviz.core.checks import as_float_array, check_choice, check_heads, check_int, read_only
+from attnviz.core.limits import MAX_FEATURES, MAX_TOKENS
 from attnviz.core.positions import (
     DEFAULT_ROPE_THETA,
     POSITION_SCHEMES,
@@ -71,7 +71,7 @@ def position_probe(
     t = check_int(length, "length", low=1, high=MAX_TOKENS)
     d = check_int(d_model, "d_model", low=1, high=MAX_FEATURES)
     check_choice(position, "position", POSITION_SCHEMES)
-    h = check_int(num_heads, "num_heads", low=1, high=MAX_HEADS)
+    h = check_heads(num_heads)
     x = np.ones(d) if content is None else _check_content(content, d)  # (D,)
     inputs = np.tile(x, (t, 1))  # (T, D)
     if position == "sinusoidal":

@@ -137,6 +137,12 @@ def projection_weights(d_model: int, d_k: int, d_v: int, seed: int) -> dict[str,
     d_model = check_int(d_model, "d_model", low=1, high=limits.MAX_FEATURES)
     d_k = check_int(d_k, "d_k", low=1, high=limits.MAX_FEATURES)
     d_v = check_int(d_v, "d_v", low=1, high=limits.MAX_FEATURES)
+    return draw_projections(d_model, d_k, d_v, seed)
+
+
+def draw_projections(d_model: int, d_k: int, d_v: int, seed: int) -> dict[str, np.ndarray]:
+    """`projection_weights` for sizes already checked (any size: multi-head attention draws
+    `(D, H·Dk)` here and checks its own memory limits)."""
     seed = check_seed(seed)
     shapes = {"W_Q": (d_model, d_k), "W_K": (d_model, d_k), "W_V": (d_model, d_v)}
     scale = 1.0 / np.sqrt(d_model)

@@ -17,10 +17,10 @@ import numpy as np
 from attnviz.core.checks import check_choice, check_int, describe
 from attnviz.core.limits import (
     MAX_EPOCHS,
-    MAX_HEADS,
     MAX_TRAIN_BATCH,
     MAX_TRAIN_PAIRS,
     MAX_TRAINED_D_MODEL,
+    MAX_TRAINED_HEADS,
     MAX_TRAINED_LAYERS,
     MAX_UNITS,
 )
@@ -65,7 +65,7 @@ class TransformerConfig:
 
     def __post_init__(self) -> None:
         check_int(self.layers, "layers", low=1, high=MAX_TRAINED_LAYERS)
-        check_int(self.heads, "heads", low=1, high=MAX_HEADS)
+        check_int(self.heads, "heads", low=1, high=MAX_TRAINED_HEADS)
         check_int(self.d_model, "d_model", low=1, high=MAX_TRAINED_D_MODEL)
         if self.d_model % self.heads:
             raise ValueError(
@@ -102,7 +102,7 @@ class LMConfig:
 
     def __post_init__(self) -> None:
         check_int(self.layers, "layers", low=1, high=MAX_TRAINED_LAYERS)
-        check_int(self.heads, "heads", low=1, high=MAX_HEADS)
+        check_int(self.heads, "heads", low=1, high=MAX_TRAINED_HEADS)
         check_int(self.d_model, "d_model", low=1, high=MAX_TRAINED_D_MODEL)
         check_int(self.d_ff, "d_ff", low=0, high=4 * MAX_TRAINED_D_MODEL)
         if self.d_model % self.heads:

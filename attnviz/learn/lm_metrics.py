@@ -10,9 +10,11 @@ For a sequence of ids x_0 … x_{T-1} (x_0 = `<s>`) and one head's causal weight
                            (none if x_i has not occurred before, or only just before)
     induction score        mean over rows i with a target of  w[i, target(i)]
                            (the weight from a token's repeat to the token after its first
-                           occurrence; in the "induction" task: the second run → the first)
-    in-context positions   rows i with an induction target: the next token can be copied from
-                           the context (in the "induction" task: the second run, but its last)
+                           occurrence; in the "induction" task: a copy → the run before it)
+    in-context positions   rows i with an induction target whose token is the next one,
+                           x_target(i) = x_{i+1}: copying from the context gives the next token
+                           (in the "induction" task: every copy of a run but its first letter;
+                           where a copy ends, copying would be wrong, so that row is left out)
 
 Scores are means over every row of every sequence; NaN when there is no such row. Losses are in
 nats per token; `unigram_loss` is the floor a model that ignores context reaches.
@@ -48,7 +50,7 @@ class LMEvaluation:
     previous_token: np.ndarray  # (L, H) every head's previous-token score
     induction: np.ndarray  # (L, H) every head's induction score
     sequences: int  # N, how many sequences were scored
-    in_context_positions: int  # how many positions had an induction target
+    in_context_positions: int  # how many positions were in-context (copying gives the next token)
     ablation: Ablation | None = None  # heads switched off while scoring, if any
 
 
@@ -103,6 +105,16 @@ def induction_targets(ids: Any) -> np.ndarray:
     return np.where(found.any(axis=-1), last + 1, -1)
 
 
+def copyable(inputs: Any, following: Any) -> np.ndarray:
+    """`(N, T)` bool: the in-context positions of ids read `inputs (N, T)` followed by
+    `following (N, T)` (the next id after each position): where copying the token after the
+    last earlier occurrence gives the next token."""
+    x, y = np.asarray(inputs), np.asarray(following)
+    target = induction_targets(x)  # (N, T)
+    copied = np.take_along_axis(x, np.maximum(target, 0), axis=1)  # (N, T)
+    return (target >= 0) & (copied == y)
+
+
 def previous_token_scores(weights: Any) -> np.ndarray:
     """`(L, H)`: every head's mean weight on the previous token, from `(N, L, H, T, T)`."""
     w = np.asarray(weights)
@@ -136,7 +148,7 @@ def evaluate_lm(model: LanguageModel, ids: Any, ablation: Ablation | None = None
         )
     inputs, targets = ids[:, :-1], ids[:, 1:]  # (N, T) each
     totals = np.zeros(4)  # loss sum, right, in-context loss sum, in-context right
-    counts = np.zeros(2)  # positions, in-context positions
+    counts = np.zeros(3)  # positions, in-context positions, rows with an induction target
     prev, induction, weight = 0.0, 0.0, 0  # score sums weighted by rows
     start = 0
     for run in model.runs(inputs, ablation):
@@ -144,11 +156,12 @@ def evaluate_lm(model: LanguageModel, ids: Any, ablation: Ablation | None = None
         x, y = inputs[start : start + n], targets[start : start + n]
         start += n
         nll, right = _token_losses(run.logits, y)  # (n, T) each
-        in_context = induction_targets(x) >= 0  # (n, T)
+        in_context = copyable(x, y)  # (n, T)
         totals += [nll.sum(), right.sum(), nll[in_context].sum(), right[in_context].sum()]
-        counts += [nll.size, in_context.sum()]
+        targeted = int((induction_targets(x) >= 0).sum())
+        counts += [nll.size, in_context.sum(), targeted]
         prev = prev + previous_token_scores(run.weights) * n
-        induction = induction + np.nan_to_num(induction_scores(run.weights, x)) * in_context.sum()
+        induction = induction + np.nan_to_num(induction_scores(run.weights, x)) * targeted
         weight += n
     shares = [totals[0] / counts[0], totals[1] / counts[0]]
     if counts[1]:
@@ -158,7 +171,7 @@ def evaluate_lm(model: LanguageModel, ids: Any, ablation: Ablation | None = None
     return LMEvaluation(
         *(float(v) for v in shares),
         previous_token=read_only(prev / weight),
-        induction=read_only(induction / counts[1] if counts[1] else np.full_like(prev, np.nan)),
+        induction=read_only(induction / counts[2] if counts[2] else np.full_like(prev, np.nan)),
         sequences=len(ids),
         in_context_positions=int(counts[1]),
         ablation=ablation,

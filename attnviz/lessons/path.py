@@ -126,7 +126,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "Attention that was learned",
         "Everything so far used numbers nobody learned. Here a small translator learns to turn "
-        "dates into ISO form. At first its attention is a grey blur; as it trains, each output "
+        "dates into ISO form. At first its attention is spread almost evenly, every cell the "
+        "same dark colour (grey is kept for masked cells); as it trains, each output "
         "character learns to look at the input characters it comes from: the year digits at "
         "the year, the month at the month name.",
         "Press Train and watch the probe heatmap after each epoch. Then move the slider back "
@@ -162,7 +163,8 @@ LESSONS: tuple[Lesson, ...] = (
         "random runs of letters written twice, this small one learns to copy: a **previous-"
         "token head** in layer 0 marks each token with the one before it, and an **induction "
         "head** in layer 1 looks for the token after the previous occurrence of the current "
-        "one. Where the text repeats, it is sure of every next token.",
+        "one. Where the text repeats, a model that copies can predict each next token: the "
+        "chart of how sure it was shows whether this one does.",
         "Find layer 1 · head 0 in the model view: where does each row of the second run look? "
         "Then open Switch heads off: what does switching that head off do to in-context "
         "accuracy, and which other heads matter?",

@@ -36,13 +36,19 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import as_float_array, check_int, describe, read_only
+from attnviz.core.checks import (
+    as_float_array,
+    check_array_cells,
+    check_heads,
+    check_int,
+    describe,
+    read_only,
+)
 from attnviz.core.limits import (
     MAX_BATCH,
     MAX_D_FF,
     MAX_DECODER_TOKENS,
     MAX_FEATURES,
-    MAX_HEADS,
     MAX_LAYERS,
     MAX_SCORE_CELLS,
     MAX_TOKENS,
@@ -58,6 +64,7 @@ from attnviz.transformer.decoder_forward import (
     keras_weights,
 )
 from attnviz.transformer.decoder_layers import Decoder, DecoderLayer, PositionEmbeddingFixedWeights
+from attnviz.transformer.head_weights import head_costs
 from attnviz.transformer.multihead import _check_head_sizes
 
 __all__ = [
@@ -89,11 +96,17 @@ class DecoderConfig:
     def __post_init__(self) -> None:
         check_int(self.vocab_size, "vocab_size", low=1, high=MAX_VOCAB)
         check_int(self.sequence_length, "sequence_length", low=1, high=MAX_TOKENS)
-        check_int(self.h, "h", low=1, high=MAX_HEADS)
+        check_heads(self.h, "h")
         check_int(self.d_model, "d_model", low=1, high=MAX_FEATURES)
         _check_head_sizes(self.d_model, self.h, self.d_k, self.d_v)
         check_int(self.d_ff, "d_ff", low=1, high=MAX_D_FF)
         check_int(self.n, "n", low=1, high=MAX_LAYERS)
+        attention = head_costs(self.d_model, self.h, self.h, self.d_k, self.d_v).param_count
+        check_array_cells(
+            (self.n, 2, attention),
+            "the attention weights of all layers (layers × 2 attentions × weights each)",
+            "Use fewer layers, fewer heads or fewer features per head.",
+        )
         check_seed(self.seed)
         rate = self.rate
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate < 1:

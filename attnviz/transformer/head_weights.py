@@ -28,10 +28,9 @@ from typing import Any
 import numpy as np
 
 from attnviz.core.checks import check_int
-from attnviz.core.limits import MAX_HEADS
 from attnviz.core.seeding import seeded_rng
 from attnviz.core.weights import resolve_weights
-from attnviz.inputs.text import projection_weights
+from attnviz.inputs.text import draw_projections
 
 PARAM_NAMES = ("W_Q", "W_K", "W_V", "W_O")
 BYTES_PER_NUMBER = 4  # float32, what attnviz computes in and what the cache sizes count
@@ -52,7 +51,7 @@ def check_kv_heads(num_kv_heads: Any, num_heads: int) -> int:
     """G as an int that divides H (None means G = H), or a ValueError listing the choices."""
     if num_kv_heads is None:
         return num_heads
-    g = check_int(num_kv_heads, "num_kv_heads", low=1, high=MAX_HEADS)
+    g = check_int(num_kv_heads, "num_kv_heads", low=1, high=num_heads)
     if num_heads % g:
         allowed = ", ".join(str(n) for n in range(1, num_heads + 1) if num_heads % n == 0)
         raise ValueError(
@@ -123,7 +122,7 @@ def draw_multihead_params(
 ) -> dict[str, np.ndarray]:
     """Draw all four weights reproducibly from `seed` (normal, std 1/sqrt(fan-in)), float32."""
     h = num_heads
-    wide = projection_weights(d_model, h * d_k, h * d_v, seed)  # (D, H·Dk) and (D, H·Dv)
+    wide = draw_projections(d_model, h * d_k, h * d_v, seed)  # (D, H·Dk) and (D, H·Dv)
     drawn = {
         name: np.ascontiguousarray(
             matrix.reshape(d_model, h, -1).transpose(1, 0, 2)  # (D, H·d) -> (D, H, d) -> (H, D, d)

@@ -38,8 +38,8 @@ import numpy as np
 from keras import ops
 
 from attnviz.core.attention import AttentionSettings, check_qkv, dot_attention
-from attnviz.core.checks import check_int, read_only
-from attnviz.core.limits import MAX_FEATURES, MAX_HEADS, MAX_SCORE_CELLS
+from attnviz.core.checks import check_array_cells, check_heads, check_int, read_only
+from attnviz.core.limits import MAX_FEATURES, MAX_SCORE_CELLS
 from attnviz.core.masks import build_mask, check_padding_mask
 from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slopes, attention_positions
 from attnviz.transformer.head_weights import (
@@ -116,9 +116,13 @@ def compute_multihead(
         query: `(T, D)` or `(B, T, D)` array-like.
         key: `(S, D)` or `(B, S, D)`.
         value: `(S, D)` or `(B, S, D)`.
-        num_heads: H, from 1 to 16; D must be divisible by H.
-        d_k: Dk, query/key features per head; defaults to D // H.
-        d_v: Dv, value features per head; defaults to D // H.
+        num_heads: H, any number of heads (MPT-7B has 32, Llama 3.1 405B 128), within the
+            memory limits: `MAX_SCORE_CELLS` for the `(B, H, T, S)` weights and
+            `MAX_ARRAY_CELLS` for every other array (inputs, weights, heads).
+        d_k: Dk, query/key features per head, independent of D (H·Dk need not be D, as in
+            Keras's `GroupQueryAttention` with its `head_dim`); defaults to D // H, which
+            needs D divisible by H. At most `MAX_FEATURES` per head.
+        d_v: Dv, value features per head; defaults to D // H, likewise.
         causal: query i may attend key j only if j <= i.
         key_padding_mask: bool `(S,)` or `(B, S)`, True = real token, False = padding.
         window: local attention: query i may attend key j only if |i - j| <= window.
@@ -138,16 +142,16 @@ def compute_multihead(
     Raises:
         ValueError: with what is wrong, what is allowed and what was received.
     """
-    num_heads = check_int(num_heads, "num_heads", low=1, high=MAX_HEADS)
+    num_heads = check_heads(num_heads)
     settings = AttentionSettings(
         "dot", scale, causal, window, mask_value, seed, sinks, documents, prefix, chunk,
         position, rope_theta, alibi_heads=num_heads,
     )  # fmt: skip
     num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
-    q, k, v, batched = check_qkv(query, key, value, same_qk_width=False)
-    d_model = _check_model_width(q.shape, k.shape, v.shape, num_heads)
-    d_k, d_v = _check_head_sizes(d_model, num_heads, d_k, d_v)
-    _check_cells(q.shape[0], num_heads, q.shape[1], k.shape[1])
+    q, k, v, batched = check_qkv(query, key, value, same_qk_width=False, max_features=None)
+    d_model = _check_model_width(q.shape, k.shape, v.shape, num_heads, d_k, d_v)
+    d_k, d_v = _check_head_sizes(d_model, num_heads, d_k, d_v, num_kv_heads)
+    _check_cells(q.shape[0], num_heads, q.shape[1], k.shape[1], d_k, d_v)
     _check_rope_head_size(position, d_k)
     padding = None
     if key_padding_mask is not None:
@@ -273,8 +277,9 @@ def _unfold(x: np.ndarray, batch: int) -> np.ndarray:
     return x.reshape(batch, -1, *x.shape[1:])
 
 
-def _check_model_width(qs: tuple, ks: tuple, vs: tuple, num_heads: int) -> int:
-    """Check that Q, K and V share D columns, divisible by H, and return D."""
+def _check_model_width(qs: tuple, ks: tuple, vs: tuple, num_heads: int, d_k: Any, d_v: Any) -> int:
+    """Check that Q, K and V share D columns (divisible by H where Dk or Dv defaults to
+    D // H) and return D."""
     d_model = qs[-1]
     if not ks[-1] == vs[-1] == d_model:
         raise ValueError(
@@ -282,35 +287,53 @@ def _check_model_width(qs: tuple, ks: tuple, vs: tuple, num_heads: int) -> int:
             "head projects all three from the model width. Received columns: "
             f"query {qs[-1]}, key {ks[-1]}, value {vs[-1]}."
         )
-    if d_model % num_heads:
-        allowed = [h for h in range(1, MAX_HEADS + 1) if d_model % h == 0]
+    if d_model % num_heads and (d_k is None or d_v is None):
+        allowed = _divisors(d_model)
         raise ValueError(
-            f"d_model must be divisible by `num_heads`, so that each head gets d_model / h "
-            f"features. Received: d_model={d_model} (columns of `query`), num_heads={num_heads}. "
-            f"Allowed num_heads for d_model={d_model}: {', '.join(map(str, allowed))}."
+            f"d_model must be divisible by `num_heads` when `d_k` or `d_v` is not given, so that "
+            f"each head gets d_model / h features. Received: d_model={d_model} (columns of "
+            f"`query`), num_heads={num_heads}. Allowed num_heads for d_model={d_model}: "
+            f"{', '.join(map(str, allowed))}; or give `d_k` and `d_v` (any head size, as in "
+            "Keras's GroupQueryAttention with `head_dim`)."
         )
     return d_model
 
 
+def _divisors(n: int) -> list[int]:
+    """Every whole number dividing `n`, smallest first (found up to its square root)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return sorted({*small, *(n // d for d in small)})
+
+
 def _check_head_sizes(
-    d_model: int, num_heads: int, d_k: int | None, d_v: int | None
+    d_model: int, num_heads: int, d_k: Any, d_v: Any, num_kv_heads: int | None = None
 ) -> tuple[int, int]:
-    """Resolve Dk and Dv (default D // H) and keep the concatenated heads within the limits."""
+    """Resolve Dk and Dv (default D // H, at most `MAX_FEATURES` per head) and keep each
+    weight within `MAX_ARRAY_CELLS` numbers."""
     sizes = []
     for name, size in (("d_k", d_k), ("d_v", d_v)):
-        size = d_model // num_heads if size is None else check_int(size, name, low=1)
-        if num_heads * size > MAX_FEATURES:
+        if size is not None:
+            sizes.append(check_int(size, name, low=1, high=MAX_FEATURES))
+        elif d_model // num_heads > MAX_FEATURES:
             raise ValueError(
-                f"`{name}` is too large: {num_heads} heads × {size} = {num_heads * size} "
-                f"features side by side; the limit is {MAX_FEATURES}. Received: {name}={size}. "
-                f"Use at most {MAX_FEATURES // num_heads} per head, or fewer heads."
+                f"`{name}` defaults to d_model / num_heads = {d_model} / {num_heads} = "
+                f"{d_model // num_heads} features per head; at most {MAX_FEATURES} are allowed. "
+                f"Give `{name}` (any size from 1 to {MAX_FEATURES}), or use more heads."
             )
-        sizes.append(size)
+        else:
+            sizes.append(d_model // num_heads)
+    g = num_heads if num_kv_heads is None else num_kv_heads
+    hint = "Use fewer heads, fewer features per head or a narrower model."
+    shapes = {"W_Q": (num_heads, sizes[0]), "W_K": (g, sizes[0]), "W_V": (g, sizes[1])}
+    shapes["W_O"] = (num_heads, sizes[1])  # (H·Dv, D): as many numbers as H × Dv × D
+    for name, (heads, size) in shapes.items():
+        check_array_cells((heads, d_model, size), f"the weight {name} (heads × D × size)", hint)
     return sizes[0], sizes[1]
 
 
-def _check_cells(batch: int, num_heads: int, t: int, s: int) -> None:
-    """Keep the `(B, H, T, S)` weight tensors within `MAX_SCORE_CELLS` numbers."""
+def _check_cells(batch: int, num_heads: int, t: int, s: int, d_k: int, d_v: int) -> None:
+    """Keep the `(B, H, T, S)` weight tensors within `MAX_SCORE_CELLS` numbers and the heads
+    `(B, H, T or S, Dk or Dv)` within `MAX_ARRAY_CELLS`."""
     cells = batch * num_heads * t * s
     if cells > MAX_SCORE_CELLS:
         raise ValueError(
@@ -318,6 +341,9 @@ def _check_cells(batch: int, num_heads: int, t: int, s: int) -> None:
             f"{s} keys = {cells:,}; the limit is {MAX_SCORE_CELLS:,}. Use fewer heads or fewer "
             "or shorter sequences."
         )
+    hint = "Use fewer heads, fewer features per head or fewer or shorter sequences."
+    shape = (batch, num_heads, max(t, s), max(d_k, d_v))
+    check_array_cells(shape, "the heads (sequences × heads × tokens × features)", hint)
 
 
 def _check_rope_head_size(position: str, d_k: int) -> None:

@@ -28,7 +28,8 @@ def cache_view(view: SequenceView) -> None:
         st.info(
             "A KV cache serves a decoder's self-attention: each new token's query scores the "
             "keys of itself and the tokens before it. Use the same tokens for queries and keys "
-            f"(here {t} queries and {s} keys) and the dot-product score to see it.",
+            f"(here {counted(t, 'query')} and {counted(s, 'key')}) and the dot-product score "
+            "to see it.",
             icon=":material/info:",
         )
         return
@@ -42,10 +43,10 @@ def cache_view(view: SequenceView) -> None:
     )
     n = step.t + 1
     visible = int(step.visible.sum())
-    keys, rows = ("key", "row") if n == 1 else ("keys", "rows")
     st.caption(
-        f"Step {step.t}: the new token's query scores the {n} cached {keys} ({visible} visible) "
-        f"and mixes their values. The cache holds {n} {rows}, {step.cache_bytes:,} bytes "
+        f"Step {step.t}: the new token's query scores the {counted(n, 'cached key')} ({visible} "
+        f"visible) and mixes their values. The cache holds {counted(n, 'row')}, "
+        f"{step.cache_bytes:,} bytes "
         f"of float32 keys and values"
         + (f"; a rolling cache keeps only the visible rows, {step.kept_bytes:,} bytes."
            if step.kept_bytes != step.cache_bytes else ".")

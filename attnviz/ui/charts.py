@@ -1,5 +1,5 @@
-"""Charts every mode draws the same way: a plotly chart with its PNG button, the line view, and a
-grid of heads. The figures themselves are `attnviz.drawing`'s.
+"""Charts every mode draws the same way: a plotly chart with its PNG and SVG buttons, the line
+view, and a grid of heads. The figures themselves are `attnviz.drawing`'s.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from attnviz.drawing.lineview import MAX_LINE_TOKENS, line_view_height, line_vie
 from attnviz.drawing.model_view import model_view
 from attnviz.ui.presenter import chart_columns, enlarged
 from attnviz.ui.state import Slot
+from attnviz.ui.takeaway import collect
 
 CHART_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 ACROSS = ": queries down, keys across"  # how a head grid's cells read, ending its titles
@@ -20,16 +21,15 @@ HEAD_GRID_PX = 760  # px the heads of one grid share: four heads get a thumbnail
 
 def chart(fig, name: str, **kwargs) -> None:
     """A plotly figure whose toolbar saves it as `attnviz-<name>.png` (larger in the presenter
-    view)."""
-    fig = enlarged(fig)
-    config = {
-        **CHART_CONFIG,
-        "toImageButtonOptions": {
-            **CHART_CONFIG["toImageButtonOptions"],
-            "filename": f"attnviz-{name}",
-        },
-    }
-    st.plotly_chart(fig, config=config, theme="streamlit", **kwargs)
+    view), and on the page of "Download this view" (`takeaway`) when the view offers one."""
+    collect(fig, name)
+    st.plotly_chart(enlarged(fig), config=chart_config(name), theme="streamlit", **kwargs)
+
+
+def chart_config(name: str) -> dict:
+    """The toolbar of a chart saved as `attnviz-<name>.png` (and `.svg`: `presenter`'s script)."""
+    images = {**CHART_CONFIG["toImageButtonOptions"], "filename": f"attnviz-{name}"}
+    return {**CHART_CONFIG, "toImageButtonOptions": images}
 
 
 def fit_toggle(fit: Slot[bool]) -> bool:
@@ -80,7 +80,7 @@ def head_grid(
     chosen = weights[heads]  # (H', T, S)
     st.caption(
         "All heads share one colour scale: weight 0 (dark) to 1 (yellow); grey = masked. "
-        "Hover a cell for its head, query, key and weight."
+        "Hover or tap a cell for its head, query, key and weight."
     )
     chart(
         model_view(

@@ -19,6 +19,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.core.ways import WAYS, get_way
+from attnviz.core.words import plural
 from attnviz.drawing import figures
 from attnviz.drawing.model_view import CELL_MIN, GAP, head_map, model_view
 from attnviz.drawing.translation import char_labels
@@ -27,16 +28,18 @@ from attnviz.heads.summaries import (
     SUMMARY_LABELS,
     SUMMARY_SHORT,
     head_summaries,
+    induction_targets,
     summary_table,
     top_heads,
 )
 from attnviz.learn.tasks import known_alignment
-from attnviz.ui.charts import chart, fit_toggle, line_view
-from attnviz.ui.modes.matrices import open_in_explorer
+from attnviz.ui.charts import chart, chart_config, fit_toggle, line_view
+from attnviz.ui.modes.matrices import explorer_fields, open_in_explorer
 from attnviz.ui.navigation import go_to
-from attnviz.ui.presenter import chart_columns
+from attnviz.ui.presenter import chart_columns, readable
 from attnviz.ui.shipped import Opened, head_opened
 from attnviz.ui.state import slot, slot_family
+from attnviz.ui.takeaway import collect, view_download
 
 if TYPE_CHECKING:
     from attnviz.learn.transformer import TransformerTrace
@@ -46,13 +49,16 @@ TRAINED_AXIS_TITLES = {  # way -> what a trained translator's rows and columns a
     "causal": ("fed in", "fed in"),  # the decoder's positions, each fed the character before
     "cross": ("output", "source"),
 }
-SORT_BY = slot("mv_by", next(iter(SUMMARY_LABELS)), url=True)  # the number heads are sorted by
+SORT_BY = slot(  # the number heads are sorted by (a link carries its label)
+    "mv_by", next(iter(SUMMARY_LABELS)), url=True,
+    url_aliases={"weight on the previous token (j = i − 1)": SUMMARY_LABELS["previous"]},
+)  # fmt: skip
 TOP = slot("mv_top", 2, url=True)  # how many heads are outlined
 ENLARGED = slot("mv_head", "", url=True)  # the enlarged head, "way/layer/head" (see _head_id);
 # the URL carries the label the box shows ("cross · layer 0 · head 3"), which Streamlit maps back
 FIT = slot("mv_fit", False, url=True)  # the enlarged head coloured from 0 to its largest weight
-GRIDS = slot("mv_grids", None, kind=dict)  # the session's grid figures, by what they show
-WORKED = slot("mv_worked", None, kind=dict)  # the session's summaries and rollouts, by stack
+GRIDS = slot("mv_grids", None, kind=dict, kept=True)  # the session's grid figures, by content
+WORKED = slot("mv_worked", None, kind=dict, kept=True)  # the session's summaries, rollouts
 HEAD_MAPS = slot_family("mv_map", None)  # mv_map_<way>: a head map's click (Streamlit's event)
 LOWER_IS_NOTABLE = ("entropy_bits", "mean_distance")  # sorted ascending: focused, local first
 GRID_PX = 480  # px the heads of one layer share in the grid, beside the summaries
@@ -98,6 +104,25 @@ class HeadsView:
     # stacks not named here are ways of `attnviz.core.ways` (see `section`)
     opener: Callable[[str, int, int], HeadOpening] | None = None  # (stack, layer, head) -> the
     # enlarged head's caption and explorer inputs; None: from `trace`, if any
+    tokens: tuple[str, ...] | None = None  # (T,) the text's tokens, for the induction score of
+    # its self-attention stacks; None: no induction score (not a language model's text)
+
+    def sort_fields(self) -> list[str]:
+        """The summaries heads can be sorted by here: the alignment score only with a cross
+        stack whose alignment is known, the induction score only over a text that repeats a
+        token (elsewhere every head would have none)."""
+        fields = [f for f in SUMMARY_LABELS if f not in ("alignment", "induction")]
+        if "cross" in self.stacks and self.spans is not None:
+            fields.append("alignment")
+        if self.tokens is not None and (induction_targets(self.tokens) >= 0).any():
+            fields.append("induction")
+        return fields
+
+    def tokens_of(self, way: str) -> tuple[str, ...] | None:
+        """The tokens the induction score of stack `way` reads: a self-attention over them."""
+        t, s = self.stacks[way].shape[-2:]
+        square = self.tokens is not None and t == s == len(self.tokens)
+        return self.tokens if square and self.section(way).rollout else None
 
     def section(self, way: str) -> Section:
         """How the stack `way` is drawn: as given in `sections`, else as its way."""
@@ -131,12 +156,36 @@ def _slug(way: str) -> str:
 
 
 def model_view_panel(view: HeadsView) -> None:
-    """Every head of every attention, summaries beside, rollout, one head enlarged."""
+    """Every head of every attention, summaries beside, rollout, one head enlarged; offered
+    as one page by "Download this view" (unless the page around it offers its own)."""
+    with view_download("attnviz model view", "mv-take-away", functools.partial(view_about, view)):
+        _model_view_panel(view)
+
+
+def view_about(view: HeadsView) -> dict:
+    """What the model view's page says beside its charts (`takeaway.view_download`'s `about`):
+    each attention's shape and caption, and its tokens."""
+    settings, inputs = {}, {}
+    for way, stack in view.stacks.items():
+        layers, heads, t, s = stack.shape
+        section = view.section(way)
+        sizes = f"{plural(layers, 'layer')} × {plural(heads, 'head')}, {t} × {s}"
+        settings[section.part] = f"{sizes}. {section.caption}"
+        rows, cols = view.labels[way]
+        inputs[f"{section.part}: rows ({t})"] = " ".join(map(str, rows))
+        inputs[f"{section.part}: columns ({s})"] = " ".join(map(str, cols))
+    return {"settings": settings, "inputs": inputs}
+
+
+def _model_view_panel(view: HeadsView) -> None:
     n_layers, n_heads = next(iter(view.stacks.values())).shape[:2]
     c1, c2 = st.columns([2, 1])
+    offered = view.sort_fields()
+    if SORT_BY.get() not in offered:  # e.g. the alignment score, from a page with cross heads
+        SORT_BY.set(offered[0])
     field = c1.selectbox(
         "Sort and highlight heads by",
-        list(SUMMARY_LABELS),
+        offered,
         format_func=SUMMARY_LABELS.get,
         **SORT_BY.widget(),
     )
@@ -144,15 +193,18 @@ def model_view_panel(view: HeadsView) -> None:
         c2.number_input("Highlight the top", 1, n_layers * n_heads, TOP.default, **TOP.widget())
     )
     st.caption(
-        "One small heatmap per head, on one colour scale (0 dark to 1 yellow); hover a cell for "
-        "its weight. Orange outlines: the top heads by the chosen number. Click a square of a "
-        "head map (or pick a head below) to enlarge that head."
+        "One small heatmap per head, on one colour scale (0 dark to 1 yellow); hover or tap a "
+        "cell for its weight. Orange outlines: the top heads by the chosen number. Click or tap "
+        "a square of a head map (or pick a head below) to enlarge that head."
     )
     digests = {way: _digest(stack) for way, stack in view.stacks.items()}
-    summaries = {  # what each head does, per attention (cross heads with their alignment)
-        way: _worked(("summaries", digests[way], way == "cross" and repr(view.spans)),
+    summaries = {  # what each head does, per attention (cross heads with their alignment, a
+        # text's self-attention with its induction score)
+        way: _worked(("summaries", digests[way], way == "cross" and repr(view.spans),
+                      view.tokens_of(way)),
                      lambda s=stack, w=way: head_summaries(
-                         s, spans=view.spans if w == "cross" else None))
+                         s, spans=view.spans if w == "cross" else None,
+                         tokens=view.tokens_of(w)))
         for way, stack in view.stacks.items()
     }  # fmt: skip
     for way, stack in view.stacks.items():
@@ -180,7 +232,12 @@ def _way_section(view: HeadsView, way: str, stack: np.ndarray, summaries, field,
     with grid_column:
         drawn = (way, rows, cols, notable, row_title, col_title, beside)
         figure = _grid(stack, section.blocked, drawn)
-        st.plotly_chart(figure, key=f"mv-grid-{_slug(way)}", width="content")
+        name = f"model-view-{_slug(way)}"
+        collect(figure, name)  # on the page of "Download this view"
+        config = chart_config(name)
+        st.plotly_chart(
+            readable(figure), key=f"mv-grid-{_slug(way)}", width="content", config=config
+        )
     with map_column or st.container():
         _head_map(way, summary_table(summaries, field), SUMMARY_LABELS[field])
     _summary_table(summaries, field, descending)  # the whole width: all its columns show
@@ -263,7 +320,11 @@ def _summary_table(summaries, field: str, descending: bool) -> None:
                        -(getattr(s, field) or 0) if descending else (getattr(s, field) or 0)),
     )  # fmt: skip
     columns = {"layer": [s.layer for s in ordered], "head": [s.head for s in ordered]}
-    config = {}  # one word a column, the whole name in its help: the table fits its column
+    config = {  # one word a column, the whole name in its help: the table fits its column on a
+        # wide page; a phone scrolls the numbers sideways under the pinned layer and head
+        name: st.column_config.NumberColumn(name, pinned=True, width=56)
+        for name in columns
+    }
     for name, label in SUMMARY_LABELS.items():
         values = [getattr(s, name) for s in ordered]
         if all(v is None for v in values):
@@ -405,7 +466,7 @@ def _enlarged(view: HeadsView, default: tuple[str, int, int]) -> None:
 def _open_head(view: HeadsView, way: str, layer: int, head: int) -> None:
     """Open this head's Q, K and V in the Matrices explorer (a button callback)."""
     open_in_explorer(head_opened(view.trace, way, layer, head, view.shipped_task))
-    go_to("matrices")
+    go_to("matrices", explorer_fields())
 
 
 def _opening(opening: HeadOpening) -> None:
@@ -425,4 +486,4 @@ def _opening(opening: HeadOpening) -> None:
 def _open_opened(opened: Opened) -> None:
     """Open a head's Q, K and V in the Matrices explorer (a button callback)."""
     open_in_explorer(opened)
-    go_to("matrices")
+    go_to("matrices", explorer_fields())

@@ -4,6 +4,8 @@ encoded, and which sequence of a batch the views show. Their slots are declared 
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from attnviz.core import limits
@@ -25,6 +27,26 @@ def sentence_box(text: Slot[str], label: str, height: int, default: str | None =
     first text when it is not the slot's own (a mode that starts with a batch of two)."""
     text.setdefault(default)
     return st.text_area(label, height=height, **text.widget())
+
+
+def page_limit_help(most: int, what: str, python: str) -> str:
+    """The help of an input this page keeps below what the library takes (an `APP_` limit)."""
+    return f"This page takes at most {most} {what}. {python}"
+
+
+def say_page_limit(size: Slot[int], most: int, what: str, python: str, where: Any = st) -> None:
+    """Before the input of a URL-bound `size`: when the link asks for more than this page draws
+    (`most`, an `APP_` limit of `limits`), say so in `where` (a container; the page by
+    default); the input starts at its default then, as Streamlit leaves a bound value out of
+    the input's range."""
+    linked = st.query_params.get(size.key) if size.url and not size.is_set() else None
+    if linked is None or not linked.strip().isdigit() or int(linked) <= most:
+        return
+    where.info(
+        f"This page takes at most {most} {what}; the link asks for {int(linked)}, so it shows "
+        f"{size.default}. {python}",
+        icon=":material/info:",
+    )
 
 
 def heads_fit(d_model: int, heads: int, kv_heads: int | None = None) -> bool:

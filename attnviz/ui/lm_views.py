@@ -14,9 +14,10 @@ import streamlit as st
 from attnviz.core import limits
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.ways import get_way
+from attnviz.core.words import plural
 from attnviz.drawing import figures
 from attnviz.drawing.ablation import ablation_figure
-from attnviz.drawing.next_token import next_token_figure
+from attnviz.drawing.next_token import copying_words, next_token_figure
 from attnviz.drawing.phase_change import (
     best_heads,
     biggest_jump,
@@ -29,7 +30,7 @@ from attnviz.ui.charts import chart
 from attnviz.ui.heads_panel import HeadOpening, HeadsView, Section, model_view_panel
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
-from attnviz.ui.shipped import Opened
+from attnviz.ui.shipped import Opened, session
 from attnviz.ui.state import slot
 
 if TYPE_CHECKING:
@@ -53,8 +54,10 @@ OFF = slot("lm_off", None, kind=list)  # the heads switched off on the text ("la
 STEPS = slot("lm_steps", 8, url=True)  # tokens to generate
 TEMPERATURE = slot("lm_temperature", 0.0, url=True)  # 0: greedy
 GEN_SEED = slot("lm_gen_seed", 0, url=True)  # the sampling seed
-STEP = slot("lm_step", -1)  # the generation step the KV cache view shows (-1: the last)
-WORKED = slot("lm_worked", None, kind=dict)  # this session's ablation tables and generations
+STEP = slot("lm_step", -1)  # the Step slider: the generation step the KV cache view shows
+CHOSEN_STEP = slot("lm_chosen_step", -1)  # the step the learner chose (-1: none, the last): a
+# slider whose range changes is a new slider to Streamlit, so the choice is kept here
+WORKED = slot("lm_worked", None, kind=dict, kept=True)  # the session's ablations, generations
 WORKED_KEPT = 6  # results a session keeps
 FRESH_SEQUENCES = 256  # fresh sequences the ablation table scores (~0.3 s on 2 cores)
 FRESH_SEED = 12_345  # their seed: the same sequences on every visit, never trained on
@@ -83,6 +86,12 @@ def _heads(model: LanguageModel) -> list[str]:
     return [head_name(layer, head) for layer in range(c.layers) for head in range(c.heads)]
 
 
+def _short_heads(model: LanguageModel) -> list[str]:
+    """ "L0 · H1" for every head: a phone leaves the cache chart's cells room beside them."""
+    c = model.config
+    return [f"L{layer} · H{head}" for layer in range(c.layers) for head in range(c.heads)]
+
+
 # ---------------------------------------------------------------- every head on the text
 
 
@@ -106,6 +115,7 @@ def heads_view(model: LanguageModel, trace: LMTrace, shipped_task: str | None) -
         axis_titles={"causal": ("token", "token")},
         sections={"causal": section},
         opener=lambda way, layer, head: _opening(model, trace, layer, head, shipped_task),
+        tokens=tuple(forward.tokens),  # its heads sort by their induction score on this text
     )
     model_view_panel(view)
 
@@ -123,9 +133,9 @@ def _predictions(model: LanguageModel, forward) -> None:
         "next-tokens", key="lm-next-tokens",
     )  # fmt: skip
     st.caption(
-        f"The model guessed {right} of the {n} tokens after <s> right; next, it would write "
-        f"{plain(char_labels(predicted[-1:])[0])}. Where the text repeats, a model that copies "
-        "is sure of every token."
+        f"The model guessed {right} of the {plural(n, 'token')} after <s> right; next, it "
+        f"would write {plain(char_labels(predicted[-1:])[0])}. "
+        + plain(copying_words(tokens, sure, predicted[:-1]))
     )
 
 
@@ -133,12 +143,17 @@ def _opening(model, trace, layer: int, head: int, task: str | None) -> HeadOpeni
     result = trace.results[("causal", layer)]
     labels = tuple(char_labels(trace.forward.tokens))
     c = model.config
+    named = f"the shipped language model ({task})" if task else (
+        "a language model trained in this session")  # fmt: skip
+    source = f"{named}, layer {layer} · head {head}"
+    text = "".join(trace.forward.tokens[1:])  # the text read after <s>
     learned = LearnedWeights(
         params={},
         labels=(labels, labels),
-        source=f"Language model ({task or 'trained here'}), layer {layer} · head {head}",
+        source=source,
         note="Q, K and V are this head's projections of the layer's input (its trained W_Q, "
         "W_K and W_V applied, before RoPE); the explorer rotates Q and K by their positions.",
+        origin=f"lm:{task}:{layer}:{head}:{text}" if task else session(source),
     )
     opened = Opened(
         result.query_heads[0, head],  # (T, Dk), before RoPE
@@ -153,6 +168,26 @@ def _opening(model, trace, layer: int, head: int, task: str | None) -> HeadOpeni
         "head's Q, K and V."
     )
     return HeadOpening(caption, opened)
+
+
+def reopened_lm_head(rest: str) -> Opened:
+    """A head of the shipped language model on a text, from a link's `from` field
+    (`lm:<task>:<layer>:<head>:<text>`, `rest` without its `lm:`).
+
+    Raises:
+        ValueError: for a field that names no such model, head or readable text.
+    """
+    from attnviz.ui.modes.language_model import shipped_lm  # that page imports this module
+
+    try:
+        task, layer, head, text = rest.split(":", 3)
+        model = shipped_lm(task)
+        opened = _opening(model, model.trace(text), int(layer), int(head), task).opened
+    except (KeyError, IndexError, TypeError, ValueError) as err:
+        raise ValueError(
+            f"This link's `from` field names nothing that can be opened: {err}"
+        ) from None
+    return opened
 
 
 # ---------------------------------------------------------------- heads switched off
@@ -291,24 +326,26 @@ def generation_view(model: LanguageModel, prompt: str) -> None:
 def _cache_step(model: LanguageModel, generation) -> None:
     steps = generation.steps
     last = len(steps) - 1
-    if not 0 <= STEP.get() <= last:
-        STEP.set(last)
-    t = int(st.slider("Step (position of the new token)", 0, last, **STEP.widget())) if last else 0
+    chosen = CHOSEN_STEP.get()
+    STEP.set(chosen if 0 <= chosen <= last else last)  # kept, or the last when beyond
+    t = int(st.slider("Step (position of the new token)", 0, last, **STEP.widget(),
+                      on_change=lambda: CHOSEN_STEP.set(STEP.get()))) if last else 0  # fmt: skip
     step = steps[t]
     c = model.config
     kind = "read with the prompt in one pass (prefill)" if step.prefill else "generated, read alone"
     st.caption(
         f"Position {t}: {plain(char_labels([step.token])[0])} ({kind}). Its query attends to the "
-        f"{step.cache_rows} cached keys 0 … {t} in each of {c.layers} layers × "
-        f"{c.num_kv_heads} K/V heads; the cache now holds {step.cache_bytes:,} bytes "
-        f"({step.cache_rows} rows × {c.layers} layers × {c.num_kv_heads} K/V heads × 2 (K and "
-        f"V) × {c.d_k} numbers × 4 bytes)."
+        f"{plural(step.cache_rows, 'cached key')} {'0' if t == 0 else f'0 … {t}'} in each of "
+        f"{plural(c.layers, 'layer')} × {plural(c.num_kv_heads, 'K/V head')}; the cache now "
+        f"holds {step.cache_bytes:,} bytes ({plural(step.cache_rows, 'row')} × "
+        f"{plural(c.layers, 'layer')} × {plural(c.num_kv_heads, 'K/V head')} × 2 (K and V) × "
+        f"{plural(c.d_k, 'number')} × 4 bytes)."
     )
     weights = step.weights.reshape(-1, t + 1)  # (L·H, t + 1)
     keys = char_labels(generation.tokens[: t + 1])
     chart(
         figures.heatmap(weights, kind="weights", title=f"Step {t}: every head over the cache",
-                        row_labels=_heads(model), col_labels=keys, row_title="head",
+                        row_labels=_short_heads(model), col_labels=keys, row_title="layer · head",
                         col_title="cached key", annotate=False),
         "cache-step", key="lm-cache-step",
     )  # fmt: skip

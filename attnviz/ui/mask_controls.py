@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import streamlit as st
-
 from attnviz.core import limits
 from attnviz.core.settings import AttentionSettings
+from attnviz.ui.presenter import controls
 from attnviz.ui.state import Slot, slot
 
 DEFAULTS = AttentionSettings()
@@ -77,7 +76,7 @@ def mask_controls(way_decides: str = "") -> tuple[dict[str, object], bool]:
     """Draw the masks; return the `AttentionSettings` fields they set and whether the padding
     mask is on. `way_decides` (Multi-head): the causal and padding masks are the way of
     attention's, said in these words instead of switches."""
-    side = st.sidebar
+    side = controls()
     side.subheader("Masks")
     if way_decides:
         side.caption(way_decides)
@@ -110,7 +109,7 @@ def mask_controls(way_decides: str = "") -> tuple[dict[str, object], bool]:
 
 
 def _sized(rule: Sized) -> int | None:
-    side = st.sidebar
+    side = controls()
     if not side.toggle(rule.label, help=rule.help, **rule.on.widget()):
         return None
     return int(

@@ -7,6 +7,8 @@ from typing import TypeVar
 
 import streamlit as st
 
+from attnviz.core.words import plural
+
 T = TypeVar("T")
 MARKDOWN_SPECIALS = "\\[]$"  # links and images need [ ], and $ starts LaTeX
 ERROR_ICON = ":material/error:"
@@ -20,8 +22,8 @@ def plain(text: object) -> str:
 
 
 def counted(n: int, thing: str) -> str:
-    """`n` things in words: "1 key tile", "3 key tiles"."""
-    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+    """`n` things in words: "1 key tile", "3 key tiles", "2 queries" (`core.words.plural`)."""
+    return plural(n, thing)
 
 
 def error(text: str) -> None:

@@ -12,12 +12,16 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 
 from attnviz.ui.state import slot
 
-NEXT_PAGE = slot("next_page", None, kind=str)  # the mode a callback asked to open, or None
+NEXT_PAGE = slot("next_page", None, kind=str, kept=True)  # the mode a callback asked for, or None
+NEXT_FIELDS = slot("next_fields", None, kind=dict, kept=True)  # ... the URL fields it opens with
 
 
-def go_to(mode: str) -> None:
-    """Open the page of `mode` (its `Mode.name`) at the start of the next run."""
+def go_to(mode: str, fields: Mapping[str, str] | None = None) -> None:
+    """Open the page of `mode` (its `Mode.name`) at the start of the next run, its URL with
+    `fields` from the start: a page that wrote them itself as it opens would add a step to the
+    browser's history (Streamlit 1.67), which Back would then stop at."""
     NEXT_PAGE.set(mode)
+    NEXT_FIELDS.set(dict(fields or {}))
 
 
 def take_request() -> str | None:
@@ -25,6 +29,13 @@ def take_request() -> str | None:
     mode = NEXT_PAGE.get()
     NEXT_PAGE.clear()
     return mode
+
+
+def take_fields() -> dict[str, list[str]]:
+    """The URL fields the page asked for opens with (`go_to`), once."""
+    fields = NEXT_FIELDS.get() or {}
+    NEXT_FIELDS.clear()
+    return {field: [value] for field, value in fields.items()}
 
 
 def switch(page: st.Page, fields: Mapping[str, list[str]]) -> None:
@@ -38,6 +49,13 @@ def write_fields(fields: Mapping[str, str]) -> None:
     for field, value in fields.items():
         if not _bound(field):
             st.query_params[field] = value
+
+
+def is_history_navigation() -> bool:
+    """Whether this run opens a page from the browser's history (Back or Forward): the
+    URL then says what the page showed, and bound controls take its values over the session's."""
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.is_history_navigation)
 
 
 def _bound(field: str) -> bool:

@@ -6,11 +6,11 @@ Slots declared and written here only; presets and lessons set them through `as_c
 
 from __future__ import annotations
 
-import streamlit as st
-
 from attnviz.core import limits
 from attnviz.core.positions import alibi_slope
 from attnviz.core.settings import AttentionSettings
+from attnviz.ui.input_widgets import page_limit_help, say_page_limit
+from attnviz.ui.presenter import controls
 from attnviz.ui.state import slot
 
 DEFAULTS = AttentionSettings()
@@ -26,6 +26,7 @@ ROPE_THETA = slot("rope_theta", DEFAULTS.rope_theta, url=True)  # RoPE's base θ
 ALIBI_HEADS = slot("alibi_heads", DEFAULTS.alibi_heads, url=True)  # ALiBi: how many heads
 ALIBI_HEAD = slot("alibi_head", DEFAULTS.alibi_head, url=True)  # ... and whose slope
 SLOTS = {s.key: s for s in (POSITION, ROPE_THETA, ALIBI_HEADS, ALIBI_HEAD)}
+ALIBI_PYTHON = "In Python, `alibi_slopes` and `compute_attention` take any number of heads."
 
 
 def as_controls(values: dict[str, object]) -> dict[str, object]:
@@ -37,7 +38,7 @@ def position_controls(rope_needs: str = "", heads: bool = False) -> dict[str, ob
     """Draw the position scheme; return the `AttentionSettings` fields it sets. `rope_needs`
     says what RoPE needs of the inputs here, if anything (shown under the choice); `heads`:
     the page has many heads, each with its own ALiBi slope (no slope to choose)."""
-    side = st.sidebar
+    side = controls()
     side.subheader("Positions")
     scheme = side.radio(
         "Position scheme",
@@ -69,9 +70,14 @@ def position_controls(rope_needs: str = "", heads: bool = False) -> dict[str, ob
     elif scheme == "alibi" and heads:
         side.caption("Each head h of H gets its own slope m_h = 2^(−8h/H), h = 1 … H.")
     elif scheme == "alibi":
+        say_page_limit(ALIBI_HEADS, limits.APP_HEADS, "ALiBi heads", ALIBI_PYTHON, side)
         heads = int(
-            side.number_input("Heads H", 1, limits.MAX_HEADS, step=1, **ALIBI_HEADS.widget("value"))
-        )
+            side.number_input(
+                "Heads H", 1, limits.APP_HEADS, step=1,
+                help=page_limit_help(limits.APP_HEADS, "ALiBi heads", ALIBI_PYTHON),
+                **ALIBI_HEADS.widget("value"),
+            )
+        )  # fmt: skip
         if ALIBI_HEAD.get() >= heads:
             ALIBI_HEAD.set(0)
         head = int(

@@ -9,6 +9,8 @@ cross modes build a `Problem` and hand it to `results_panel`.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,20 +20,21 @@ from attnviz.core.settings import AttentionSettings
 from attnviz.core.stats import FULLY_MASKED_WHY, row_stats
 from attnviz.drawing import figures
 from attnviz.drawing.export import matrix_to_csv, result_to_json
-from attnviz.drawing.stages import SequenceView, score_groups
+from attnviz.drawing.stages import SequenceView, named, score_groups
 from attnviz.inputs.attend import Attended, attend
 from attnviz.inputs.problem import Problem
 from attnviz.ui.cache_view import cache_view
 from attnviz.ui.charts import chart, fit_toggle, folded, line_view
 from attnviz.ui.compare_view import compare_view, comparing
 from attnviz.ui.loading import back_end
-from attnviz.ui.messages import error, plain
+from attnviz.ui.messages import counted, error, plain
 from attnviz.ui.position_view import position_view
 from attnviz.ui.presenter import chart_columns, presenting
 from attnviz.ui.qkv_view import qkv_view
 from attnviz.ui.sidebar import Controls
 from attnviz.ui.state import slot
 from attnviz.ui.steps_view import steps_view
+from attnviz.ui.takeaway import view_download
 from attnviz.ui.tiled_view import tiled_view
 
 if TYPE_CHECKING:
@@ -101,10 +104,33 @@ def _draw(problem: Problem, attended: Attended) -> None:
     if problem.query_encoding is None:  # typed Q, K and V were not made from anything
         del draws[MADE_FROM_TOKENS]
     tabs = st.tabs(list(draws), key=VIEW.key, bind="query-params", on_change="rerun")
-    for tab, draw in zip(tabs, draws.values(), strict=True):
+    for tab, (name, draw) in zip(tabs, draws.items(), strict=True):
         if tab.open:
-            with tab:
+            about = functools.partial(_taken, problem, attended, view, name)
+            with tab, view_download(f"attnviz explorer: {name}", "explorer-take-away", about):
                 draw(view)
+
+
+def _taken(problem: Problem, attended: Attended, view: SequenceView, name: str) -> dict:
+    """What "Download this view" writes beside the charts: the settings, and the inputs of the
+    item viewed (the sentences, when they made them; Q, K and V as CSV with their labels)."""
+    result = attended.result
+    settings = {
+        "view": name,
+        "batch item": f"{problem.item} of {problem.batch}",
+        **{f.name: getattr(result.settings, f.name) for f in dataclasses.fields(result.settings)},
+        "scale factor": f"{result.scale_factor:.6g}",
+        "padding keys hidden": attended.padding_used,
+    }
+    inputs, queries, keys = {}, problem.query_encoding, problem.key_encoding
+    if queries is not None:  # one encoding for self-attention, two for cross
+        inputs["sentences" if keys is queries else "query sentences"] = "\n".join(queries.sentences)
+    if keys is not None and keys is not queries:
+        inputs["key and value sentences"] = "\n".join(keys.sentences)
+    inputs["Q (queries)"] = matrix_to_csv(view.query, view.rows)
+    inputs["K (keys)"] = matrix_to_csv(view.key, view.cols)
+    inputs["V (values)"] = matrix_to_csv(view.value, view.cols)
+    return {"settings": settings, "inputs": inputs}
 
 
 def _sinusoidal(problem: Problem) -> bool:
@@ -117,18 +143,20 @@ def _masks_in_words(settings: AttentionSettings, padding: bool) -> str:
     """The active masks in a few words ("no mask" when none is)."""
     words = []
     if settings.prefix is not None:
-        words.append(f"prefix-LM: the first {settings.prefix} keys seen by all, causal after")
+        first = "the first key" if settings.prefix == 1 else f"the first {settings.prefix} keys"
+        words.append(f"prefix-LM: {first} seen by all, causal after")
     elif settings.causal:
         words.append("causal: each query sees keys at or before its position")
     if settings.window is not None:
-        words.append(f"local window: keys within {settings.window} positions")
+        words.append(f"local window: keys within {counted(settings.window, 'position')}")
     if settings.chunk is not None:
-        words.append(f"chunks of {settings.chunk}: keys in the query's own chunk")
+        words.append(f"chunks of {counted(settings.chunk, 'key')}: keys in the query's own chunk")
     if settings.sinks is not None:
         first = "the first key" if settings.sinks == 1 else f"the first {settings.sinks} keys"
         words.append(f"{first} always seen (sinks)")
     if settings.documents is not None:
-        words.append(f"{len(settings.documents)} packed documents: keys of the query's own")
+        packed = counted(len(settings.documents), "packed document")
+        words.append(f"{packed}: keys of the query's own")
     if padding:
         words.append("padding keys hidden")
     return "; ".join(words) or "no mask: every query sees every key"
@@ -145,7 +173,8 @@ def _summary(problem: Problem, attended: Attended, view: SequenceView) -> None:
     )
     batch = f"batch of {b}, " if b > 1 else ""
     st.caption(
-        f"{batch}{t} queries × {s} keys · Dq {view.query.shape[1]}, Dk {result.d_k}, "
+        f"{batch}{counted(t, 'query')} × {counted(s, 'key')} · Dq {view.query.shape[1]}, "
+        f"Dk {result.d_k}, "
         f"Dv {view.value.shape[1]} · {result.settings.score} score · {scale} · "
         f"{_masks_in_words(result.settings, attended.padding_used)}"
     )
@@ -174,7 +203,8 @@ def heatmaps_view(view: SequenceView) -> None:
         notes.append("Scaling is off: the scaled scores equal the raw scores.")
     if view.result.mask.all():
         notes.append("No key is masked here: every query may attend every key.")
-    st.caption(" ".join(notes) or "Each stage of softmax(score(Q, K)/√Dk + M)·V, in order.")
+    bias = " + B" if view.result.position_bias is not None else ""
+    st.caption(" ".join(notes) or f"Each stage of softmax(score(Q, K)/√Dk{bias} + M)·V, in order.")
     per_row = 1 if presenting() else 2
     # The scores, ALiBi's bias, the rest: each group in a place of its own, kept (empty) when
     # the scheme has no such stage, so that switching the scheme adds or removes its chart
@@ -244,7 +274,7 @@ def _focus_row(view: SequenceView) -> None:
         figures.focus_row(
             r.weights[i],
             col_labels=view.cols,
-            title=f"Weights of query {i} ({view.rows[i]})",
+            title=f"Weights of query {named(i, view.rows)}",
             blocked=~r.mask[i],
         ),
         "focus-row",
@@ -268,7 +298,8 @@ def stats_view(view: SequenceView) -> None:
     )
     st.caption(
         f"Entropy 0 bits: one key takes all the weight; log2(S) = "
-        f"{np.log2(r.weights.shape[1]):.3g} bits: uniform over all {r.weights.shape[1]} keys."
+        f"{np.log2(r.weights.shape[1]):.3g} bits: uniform over "
+        + ("the one key." if r.weights.shape[1] == 1 else f"all {r.weights.shape[1]} keys.")
     )
     if stats.fully_masked.any():
         st.warning(FULLY_MASKED_WHY[r.settings.mask_value], icon=":material/block:")

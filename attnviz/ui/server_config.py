@@ -16,6 +16,9 @@ MODEL_ENV = "ATTNVIZ_MODEL"
 # loads what it needs on its first open. For small machines and for tests whose servers never
 # open the trained models' pages.
 WARM_UP_ENV = "ATTNVIZ_WARM_UP"
+# The server log's line once a warm-up step is done ({}: its name, a page's for its models):
+# `attnviz.view` returns once the Your model page's ("model") is in the log.
+WARM_UP_STEP_DONE = "attnviz warm-up: {} done"
 
 SERVER_CONFIG: dict[str, dict[str, bool | int | str]] = {  # section -> option -> value
     "server": {

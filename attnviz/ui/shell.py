@@ -24,18 +24,20 @@ from attnviz.ui.modes import MODES, MODES_BY_NAME, find_mode
 from attnviz.ui.presenter import PRESENT, presenter_switch, presenting
 from attnviz.ui.start import draw_start
 from attnviz.ui.state import (
+    Slot,
     restore_texts_from_url,
     slot,
     slot_family,
     store_texts_in_url,
     upgrade_old_links,
 )
+from attnviz.ui.warmup import note_while_loading
 
 START = "start"  # the start page's name; it is the site's default page, at `/`
 OLD_MODE_FIELD = "mode"  # where links made before the pages had their own paths named the mode
 SITE_FIELDS = (PRESENT.key,)  # URL fields of the site itself, on every page
 PAGES_MENU = slot_family("pages_menu", None)  # pages_menu_<page>: that page's Pages menu
-URL_RESTORED = slot("_url_restored", False)  # the typed inputs were read from the URL once
+URL_RESTORED = slot("_url_restored", False, kept=True)  # the typed inputs were read from the URL
 URL_TEXTS = tuple(dict.fromkeys(text for mode in MODES for text in mode.url_texts))
 INTRO = "See attention, step by step: build it by hand, then look inside trained models."
 
@@ -46,10 +48,12 @@ def _page_frame(
     pages: dict[str, st.Page],
     name: str,
     mode: Mode | None = None,
+    texts: Callable[[], tuple[Slot[str], ...]] | None = None,
 ) -> None:
     """Everything a page shares: the title and its introduction, every page a tap away (a phone
     folds the navigation into the sidebar), the presenter switch, the error boundary, the typed
-    inputs in the URL; `draw` draws the page itself, `name` is its URL path."""
+    inputs in the URL; `draw` draws the page itself, `name` is its URL path; `texts` gives the
+    typed inputs its URL carries after drawing (default: all of `mode`'s)."""
     title, menu, switch = st.columns([4, 1, 1.5], vertical_alignment="bottom")  # the switch's
     # label fits the presenter view's larger text
     title.title("attnviz")
@@ -63,15 +67,16 @@ def _page_frame(
     with switch:
         presenter_switch()
     st.caption(intro)
-    try:
-        draw()
-    except Exception as err:  # noqa: BLE001 - the page must stay up whatever happens
-        logging.getLogger("attnviz").exception("unexpected error while drawing the page")
-        error(
-            f"Something went wrong ({type(err).__name__}). Your inputs are kept; change a "
-            "setting or an input to try again."
-        )
-    store_texts_in_url(mode.url_texts if mode else (), URL_TEXTS)
+    with note_while_loading():  # a server warming up: what loads, until the page is drawn
+        try:
+            draw()
+        except Exception as err:  # noqa: BLE001 - the page must stay up whatever happens
+            logging.getLogger("attnviz").exception("unexpected error while drawing the page")
+            error(
+                f"Something went wrong ({type(err).__name__}). Your inputs are kept; change a "
+                "setting or an input to try again."
+            )
+    store_texts_in_url(texts() if texts else mode.url_texts if mode else (), URL_TEXTS)
 
 
 def _run_mode(mode: Mode, pages: dict[str, st.Page]) -> None:
@@ -83,8 +88,9 @@ def _run_lesson(lesson: Lesson, pages: dict[str, st.Page]) -> None:
     mode = MODES_BY_NAME[lesson.mode]
     intro = f"Lesson {lesson.number} of {len(LESSONS)}, on the {mode.label} page."
     _page_frame(
-        partial(lesson_page.draw_lesson, lesson, mode, pages), intro, pages, lesson.slug, mode
-    )
+        partial(lesson_page.draw_lesson, lesson, mode, pages), intro, pages, lesson.slug, mode,
+        partial(lesson_page.changed_texts, mode),
+    )  # fmt: skip
 
 
 def _run_start(pages: dict[str, st.Page]) -> None:
@@ -128,7 +134,7 @@ def _follow_links(pages: dict[str, st.Page], current: st.Page) -> None:
     Matrices page, keeping the link's other fields."""
     asked = navigation.take_request()
     if asked in pages:
-        navigation.switch(pages[asked], {})
+        navigation.switch(pages[asked], navigation.take_fields())
     old = st.query_params.get(OLD_MODE_FIELD)
     if old is not None:
         mode = find_mode(old)

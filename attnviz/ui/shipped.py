@@ -14,6 +14,7 @@ import streamlit as st
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.ways import get_way
+from attnviz.core.words import plural
 from attnviz.drawing.translation import char_labels
 from attnviz.inputs.problem import LearnedWeights
 from attnviz.learn.recipes import TRANSFORMER_RECIPES
@@ -31,7 +32,7 @@ TRAINED = {f"Trained on {task}": task for task in TRANSFORMER_RECIPES}  # label 
 TRACES_KEPT = 8  # traced texts a session keeps
 TEXTS = slot_family("learn_text", "")  # learn_text_<task>: the text to translate, per task
 TASK_TEXTS = tuple(TEXTS.of(task) for task in TASKS)  # every task's text (a page's URL texts)
-TRACES = slot("transformer_traces", None, kind=dict)  # (model id, text) -> (model, trace)
+TRACES = slot("transformer_traces", None, kind=dict, kept=True)  # (model id, text) -> model, trace
 
 
 def weights_choice(choice: Slot[str]) -> str | None:
@@ -101,8 +102,8 @@ def shipped_trace(task: str) -> TransformerTrace | None:
         out = trace.translation.output
         st.caption(
             f"The Transformer trained on {task} ({model.parameter_count:,} parameters, "
-            f"{model.config.layers} layers × {model.config.heads} heads, d_model "
-            f"{model.config.d_model}) translates it to: {plain(out) or '(nothing)'}"
+            f"{plural(model.config.layers, 'layer')} × {plural(model.config.heads, 'head')}, "
+            f"d_model {model.config.d_model}) translates it to: {plain(out) or '(nothing)'}"
         )
     return trace
 
@@ -143,15 +144,17 @@ def step_opened(inputs, task: str, shipped: bool) -> Opened:
     """One decoder step of a GRU translator (`AttentionInputs`), for the explorer; a shipped
     model's step can be opened again from a link."""
     text = "".join(inputs.source_tokens)
-    origin = f"step:{task}:{inputs.score}:{inputs.step}:{text}" if shipped else None
+    model = "the shipped GRU translator" if shipped else "a GRU translator trained in this session"
+    source = (f"{model} ({get_task(task).title}), {inputs.score} score, step {inputs.step} "
+              f"(output {inputs.target_tokens[inputs.step]!r})")  # fmt: skip
+    origin = f"step:{task}:{inputs.score}:{inputs.step}:{text}" if shipped else session(source)
     learned = LearnedWeights(
         params=inputs.params,
         labels=(  # the step's output character; the input characters
             (char_labels(inputs.target_tokens)[inputs.step],),
             tuple(char_labels(inputs.source_tokens)),
         ),
-        source=f"{get_task(task).title}, {inputs.score} score, step {inputs.step} "
-        f"(output {inputs.target_tokens[inputs.step]!r})",
+        source=source,
         note="Q is the decoder's state at that step, K = V the encoder's outputs.",
         origin=origin,
     )
@@ -165,14 +168,17 @@ def head_opened(trace, way: str, layer: int, head: int, task: str | None) -> Ope
     which a link cannot open again)."""
     result = trace.results[(way, layer)]
     rows, cols = (char_labels(labels) for labels in trace.labels(way))
-    source = trace.translation.source
+    text = trace.translation.source
+    model = (f"the shipped Transformer ({get_task(task).title})" if task
+             else "a Transformer trained in this session")  # fmt: skip
+    source = f"{model}, {get_way(way).short} · layer {layer} · head {head}"
     learned = LearnedWeights(
         params={},
         labels=(tuple(rows), tuple(cols)),
-        source=f"Transformer, {get_way(way).short} · layer {layer} · head {head}",
+        source=source,
         note="Q, K and V are this head's projections of the layer's inputs (its trained "
         "W_Q, W_K and W_V applied); the score is the scaled dot product.",
-        origin=None if task is None else f"head:{task}:{way}:{layer}:{head}:{source}",
+        origin=session(source) if task is None else f"head:{task}:{way}:{layer}:{head}:{text}",
     )
     return Opened(
         result.query_heads[0, head],  # (T, Dk)
@@ -183,14 +189,36 @@ def head_opened(trace, way: str, layer: int, head: int, task: str | None) -> Ope
     )
 
 
+SESSION = "session"  # an origin's kind: a model of a session, which no link can bring back
+
+
+def session(source: str) -> str:
+    """The origin of something a session trained (`source` says what): a link keeps it, so
+    that a reload can say what it was and why it cannot be opened again."""
+    return f"{SESSION}:{source}"
+
+
 def reopened(origin: str) -> Opened:
     """What `origin` (a `LearnedWeights.origin`, from a link) named, computed again from the
-    shipped model.
+    shipped model (`step:`, `head:`), the shipped language model (`lm:`) or the server's model
+    of yours (`model:`).
 
     Raises:
-        ValueError: for an origin that names no shipped model's step or head.
+        ValueError: for an origin that names nothing that can be opened, and for a model
+            trained in a session (`session:`), saying what it was and why not.
     """
     kind, _, rest = origin.partition(":")
+    if kind == SESSION:
+        raise ValueError(
+            f"This link opened {rest[:120]}: a model trained in a browser session, which has "
+            "ended, so no link can open it again. Train it again on its page and open the head "
+            "from there; the explorer shows the NumPy lab's example meanwhile."
+        )
+    if kind in ("lm", "model"):  # pages that import this module: imported when asked for
+        from attnviz.ui.lm_views import reopened_lm_head
+        from attnviz.ui.modes.your_model import reopened_model_head
+
+        return (reopened_lm_head if kind == "lm" else reopened_model_head)(rest)
     try:
         if kind == "step":
             task, score, step, text = rest.split(":", 3)
@@ -200,13 +228,13 @@ def reopened(origin: str) -> Opened:
             task, way, layer, head, text = rest.split(":", 4)
             trace = shipped_transformer(task).trace(text)
             return head_opened(trace, way, int(layer), int(head), task)
-    except (KeyError, TypeError, ValueError) as err:
+    except (KeyError, IndexError, TypeError, ValueError) as err:
         raise ValueError(
             f"This link's `from` field names nothing that can be opened: {err}"
         ) from None
     raise ValueError(
         "This link's `from` field names nothing to open: it must start with "
-        f"'step:' or 'head:'. Received: {origin[:60]!r}."
+        f"'step:', 'head:', 'lm:' or 'model:'. Received: {origin[:60]!r}."
     )
 
 

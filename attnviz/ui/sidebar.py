@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import streamlit as st
-
 from attnviz.core import limits
 from attnviz.core.mask_spec import parse_document_lengths
 from attnviz.core.score_kinds import SCORE_KINDS, SCORE_KINDS_BY_NAME
 from attnviz.core.settings import AttentionSettings
 from attnviz.ui import mask_controls, position_controls
 from attnviz.ui.messages import plain
+from attnviz.ui.presenter import controls
 from attnviz.ui.state import slot
 
 DEFAULTS = AttentionSettings()
@@ -67,11 +66,18 @@ def apply_settings(values: dict[str, object]) -> None:
 def settings_are(values: dict[str, object]) -> bool:
     """Whether the controls say what `values` asks for (the others at their defaults); a
     rule's number counts only while its switch is on."""
+    return not settings_differing(values)
+
+
+def settings_differing(values: dict[str, object]) -> list[str]:
+    """The controls that do not say what `values` asks for (see `settings_are`), in words:
+    "score", "causal", "window"."""
     wanted = _as_controls(values)
     for rule in mask_controls.SIZED:
         if not wanted[rule.on.key]:
             wanted.pop(rule.size.key)
-    return all(SETTABLE[key].get() == value for key, value in wanted.items())
+    keys = [key for key, value in wanted.items() if SETTABLE[key].get() != value]
+    return list(dict.fromkeys(key.removesuffix("_on").replace("_", " ") for key in keys))
 
 
 def changed_settings(values: dict[str, object]) -> dict[str, str]:
@@ -94,7 +100,7 @@ def _fit_sidebar(tex: str) -> str:
 
 def score_control() -> str:
     """The score function, with its formula."""
-    side = st.sidebar
+    side = controls()
     side.subheader("Scoring")
     score = side.radio(
         "Score function",
@@ -108,7 +114,7 @@ def score_control() -> str:
 
 def scale_and_mask_value_controls() -> tuple[bool, str]:
     """√Dk scaling and what masked logits become."""
-    side = st.sidebar
+    side = controls()
     scale = side.toggle(
         "Scale by √Dk",
         help="Divide every score by the square root of the key size Dk.",
@@ -126,7 +132,7 @@ def scale_and_mask_value_controls() -> tuple[bool, str]:
 def seed_control() -> int:
     """The seed of learned weights and projections."""
     return int(
-        st.sidebar.number_input(
+        controls().number_input(
             "Seed (learned weights, projections)",
             min_value=0,
             max_value=limits.MAX_SEED,
@@ -156,7 +162,7 @@ def _settings(fields: dict[str, object]) -> AttentionSettings | None:
             fields = fields | {"documents": parse_document_lengths(lengths)}
         return AttentionSettings(**fields)
     except ValueError as err:
-        st.sidebar.error(plain(str(err)), icon=":material/error:")
+        controls().error(plain(str(err)), icon=":material/error:")
         return None
 
 
@@ -164,7 +170,7 @@ def multihead_controls(trained: bool) -> AttentionSettings | None:
     """Multi-head: the scaled dot product, the way sets the causal and padding masks; the
     other masks, positions, scaling, masked logits and the seed apply to random weights
     (`trained`: the weights are a trained Transformer's)."""
-    side = st.sidebar
+    side = controls()
     side.caption("Multi-head attention scores with the scaled dot product.")
     if trained:  # nothing below would change the trained weights: the controls are hidden
         side.caption(

@@ -11,6 +11,11 @@ URL: controls are widgets bound to the URL (`bind="query-params"`) and kept acro
 pages (`persist_state="session"`); their slot's key is the URL field, so old links keep working.
 Typed inputs (matrix text, sentences) go into the URL by hand while they are small
 (`store_texts_in_url`).
+
+Lessons: the pages share their keys, so a lesson opening puts every slot back to its default
+(`reset_for_lesson`) before preparing its page, but the `kept` ones (a session's caches and
+training runs, uploaded files, the presenter switch, the site's bookkeeping). A new slot is reset
+unless it says otherwise: what a page shows cannot leak into the next lesson by being forgotten.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ class Slot(Generic[T]):
     url: bool = False  # the widget showing it is bound to the URL
     kind: type | tuple[type, ...] | None = None  # what `get` accepts; None: the default's type
     url_aliases: tuple[tuple[str, str], ...] = ()  # (old URL value, today's): older links
+    kept: bool = False  # kept when a lesson opens (`reset_for_lesson`): a cache, a training run,
+    # a file, the site's own bookkeeping; not a setting or an input a page shows
 
     def get(self) -> T:
         """The value, or the default when unset or of the wrong type (a hand-edited link)."""
@@ -107,10 +114,11 @@ class SlotFamily(Generic[T]):
     prefix: str  # the keys are f"{prefix}_{name}"
     default: T  # each member's default
     url: bool = False  # the members' widgets are bound to the URL
+    kept: bool = False  # kept when a lesson opens (see `Slot.kept`)
 
     def of(self, name: object) -> Slot[T]:
         """The member `name` (a sequence number, a task)."""
-        return Slot(f"{self.prefix}_{name}", self.default, self.url)
+        return Slot(f"{self.prefix}_{name}", self.default, self.url, kept=self.kept)
 
     def members(self) -> list[Slot[T]]:
         """Every member stored so far."""
@@ -127,19 +135,20 @@ def slot(
     url: bool = False,
     kind: Any = None,
     url_aliases: dict[str, str] | None = None,
+    kept: bool = False,
 ) -> Slot[T]:
     """Declare a slot (once per key in the whole app); `url_aliases` maps values older links
-    carry to what the widget writes today."""
+    carry to what the widget writes today; `kept`: not reset when a lesson opens."""
     _claim(key, _caller())
-    declared = Slot(key, default, url, kind, tuple((url_aliases or {}).items()))
+    declared = Slot(key, default, url, kind, tuple((url_aliases or {}).items()), kept)
     _SLOTS[key] = declared
     return declared
 
 
-def slot_family(prefix: str, default: T, *, url: bool = False) -> SlotFamily[T]:
+def slot_family(prefix: str, default: T, *, url: bool = False, kept: bool = False) -> SlotFamily[T]:
     """Declare a family of slots `prefix_<name>` (once per prefix)."""
     _claim(prefix, _caller())
-    family = SlotFamily(prefix, default, url)
+    family = SlotFamily(prefix, default, url, kept)
     _FAMILIES[prefix] = family
     return family
 
@@ -169,6 +178,19 @@ def declared_keys() -> dict[str, Slot | SlotFamily]:
     return {**_SLOTS, **_FAMILIES}
 
 
+def reset_for_lesson() -> None:
+    """Every declared slot and family member back to its default, but the `kept` ones: a lesson
+    opened by any route starts from its prepared state, never from what another page or
+    lesson left behind. A widget showing a slot shows its default on its next draw."""
+    for declared in _SLOTS.values():
+        if not declared.kept:
+            declared.clear()
+    for family in _FAMILIES.values():
+        if not family.kept:
+            for member in family.members():
+                member.clear()
+
+
 def upgrade_old_links() -> bool:
     """Rewrite URL values that older links carry (a slot's `url_aliases`) to today's, before
     any widget is bound to them (a session's first run); True if any was rewritten. Widgets
@@ -188,9 +210,16 @@ def restore_texts_from_url(slots: Iterable[Slot[str]], restored: Slot[bool]) -> 
     if restored.get():
         return
     restored.set(True)
-    for text in slots:
-        if text.key in st.query_params:
-            text.set(st.query_params[text.key][: URL_TEXT_LIMIT * 4])
+    texts_from_url(slots)
+
+
+def texts_from_url(slots: Iterable[Slot[str]]) -> tuple[Slot[str], ...]:
+    """Fill the typed inputs `slots` that the URL carries from it (a link, or Back and Forward
+    to a page whose inputs were small enough to be in its URL); returns those it filled."""
+    filled = tuple(text for text in slots if text.key in st.query_params)
+    for text in filled:
+        text.set(st.query_params[text.key][: URL_TEXT_LIMIT * 4])
+    return filled
 
 
 def store_texts_in_url(active: Iterable[Slot[str]], every: Iterable[Slot[str]]) -> None:

@@ -6,17 +6,16 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attnviz.core.score_kinds import SCORE_KINDS_BY_NAME
 from attnviz.core.stats import explain_cell
 from attnviz.drawing import figures
 from attnviz.drawing.stages import (
     POSITION_TEXT,
-    STAGE_TEXT,
     SequenceView,
     cell_text,
+    formula_tex,
     named,
     ordered_stages,
-    stage_tex,
+    stage_texts,
 )
 from attnviz.ui.charts import chart
 from attnviz.ui.messages import plain
@@ -31,21 +30,17 @@ def steps_view(view: SequenceView) -> None:
     """The formula stage by stage, each stage beside its matrix with the explained cell
     outlined, the learned score weights, and one cell's arithmetic up to its output row."""
     r = view.result
-    st.latex(
-        r"\text{output} = \operatorname{softmax}\Big(\frac{"
-        + SCORE_KINDS_BY_NAME[r.settings.score].matrix_tex
-        + r"}{\sqrt{d_k}} + M\Big)\,V"
-    )
+    st.latex(formula_tex(r))
     _learned_weights(r)
     i, j = _cell_arithmetic(view)
     figs = ordered_stages(view)
-    texts = POSITION_TEXT | STAGE_TEXT
+    texts = POSITION_TEXT | stage_texts(r)
     for name, fig in figs.items():
         caption, tex = texts[name]
         left, right = chart_columns([1, 2])
         with left:
             st.markdown(f"**{caption}**")
-            st.latex(tex or stage_tex(name, r))
+            st.latex(tex)
         with right:
             cell = (i, None) if name in ("output", "rotated query") else (i, j)
             if name == "rotated key":

@@ -12,6 +12,7 @@ import streamlit as st
 
 from attnviz.core import limits
 from attnviz.core.tiled import tiled_attention
+from attnviz.core.words import plural_of
 from attnviz.drawing import figures
 from attnviz.drawing.stages import SequenceView
 from attnviz.ui.charts import chart
@@ -72,13 +73,20 @@ def _memory(tiled, t: int, s: int) -> None:
     )
 
 
+def _span(start: int, stop: int, noun: str) -> str:
+    """Positions start … stop − 1 in words: "queries 0–3", "query 4" (a tile of one)."""
+    if stop - start == 1:
+        return f"{noun} {start}"
+    return f"{plural_of(noun)} {start}–{stop - 1}"
+
+
 def _step(view: SequenceView, tiled, step, final: bool) -> None:
     (a, b), (c, d) = step.rows, step.cols
     rows = list(view.rows[a:b])
     what = ("skipped: the mask hides the whole tile" if step.skipped
             else "m rises to the tile's largest logit; l and the output are rescaled by "
                  "e^(m_before − m_after), then the tile's terms are added")  # fmt: skip
-    st.markdown(f"**Step: queries {a}–{b - 1} × keys {c}–{d - 1}** · {what}")
+    st.markdown(f"**Step: {_span(a, b, 'query')} × {_span(c, d, 'key')}** · {what}")
     left, right = chart_columns(2)
     with left:
         chart(

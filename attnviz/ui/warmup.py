@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -13,13 +14,22 @@ from contextlib import contextmanager
 from streamlit.logger import get_logger
 
 from attnviz.ui import loading
+from attnviz.ui.server_config import MODEL_ENV, WARM_UP_STEP_DONE
 
 PAGE_DRAWN = threading.Event()  # set once a session has drawn its inputs and controls
 WARMING = threading.Event()  # set while the warm-up runs (it builds Keras models)
+PENDING = threading.Event()  # set from the warm-up's start (waiting for a first page) to its end
+STEP = ["", 0, 0, 0.0]  # the step in progress: its name, its number, the steps, the start's time
+TYPICAL_S = 15  # about how long a whole warm-up takes on a small server (2 cores; bench/README)
 PAGE_WAIT_S = 10.0  # most time the TensorFlow import waits for a first page to be drawn (a
 # first visitor's browser may take 2-3 s after launch to load the app's scripts and connect)
 YIELD_S = 5.0  # most seconds a warm-up step waits for the pages' runs in progress to end
 FINISHED = "attnviz warm-up finished"  # the server log's line once the warm-up is done
+STEP_NAMES = {  # step -> what a page waiting for it says is loading
+    "streamlit": "the page's code",
+    "tensorflow": "TensorFlow",
+    "attention": "the attention's compiled graphs",
+}
 
 
 def page_drawn() -> None:
@@ -56,33 +66,93 @@ def warm_up() -> None:
     the warm-up's model building. Failures are logged, not raised: the page's own first run
     would then meet them again and show its error message.
     """
-    PAGE_DRAWN.wait(PAGE_WAIT_S)
+    PENDING.set()
+    STEP[3] = time.time()
+    PAGE_DRAWN.wait(0 if _chosen_model() else PAGE_WAIT_S)
     WARMING.set()
     start = time.perf_counter()
     timings = []
     try:
         with _quiet_cache_warnings():
-            for name, step in [("streamlit", _first_element), ("tensorflow", _import_tensorflow)]:
-                timings.append(_timed(name, step))
-            for name, step in [("attention", _attention_graphs), *_page_steps()]:
-                after_page_runs()
+            first = [("streamlit", _first_element), ("tensorflow", _import_tensorflow)]
+            steps = [*first, ("attention", _attention_graphs), *_page_steps()]
+            for number, (name, step) in enumerate(steps, 1):
+                STEP[:3] = name, number, len(steps)
+                if number > len(first):
+                    after_page_runs()
                 timings.append(_timed(name, step))
         _keep_out_of_collections()
     finally:
         WARMING.clear()
+        PENDING.clear()
     get_logger(__name__).info(
         "%s in %.1f s (%s)", FINISHED, time.perf_counter() - start, ", ".join(timings)
     )
 
 
 def _page_steps() -> list[tuple[str, Callable[[], None]]]:
-    """(page name, its `Mode.warm_up`) for every page that has one, in the navigation's order."""
+    """(page name, its `Mode.warm_up`) for every page that has one, in the navigation's order;
+    on a server started on a model (`attnviz view`), the Your model page's first: the page
+    `attnviz.view` opens, which waits for it (`WARM_UP_STEP_DONE`)."""
     try:
         from attnviz.ui.modes import MODES
     except Exception:  # noqa: BLE001 - a warm-up must never take the server down
         logging.getLogger("attnviz").exception("warm-up failed")
         return []
-    return [(mode.name, mode.warm_up) for mode in MODES if mode.warm_up is not None]
+    steps = [(mode.name, mode.warm_up) for mode in MODES if mode.warm_up is not None]
+    first = [step for step in steps if step[0] == "model" and _chosen_model()]
+    return first + [step for step in steps if step not in first]
+
+
+def _chosen_model() -> bool:
+    """True on a server started on a model (`attnviz view MODEL`)."""
+    return bool(os.environ.get(MODEL_ENV, "").strip())
+
+
+def loading_now() -> str | None:
+    """While the warm-up is pending or running, what a page opened now is told: what is
+    loading and about how long the whole takes; else None."""
+    if not PENDING.is_set():
+        return None
+    name, number, steps, began = STEP
+    since = max(0, round(time.time() - began))
+    if not number:  # waiting for a first page's controls to be drawn: then TensorFlow
+        what = "TensorFlow loads next"
+    else:
+        what = f"now loading {_step_name(name)}, step {number} of {steps}"
+    return (
+        f"The server started {since} s ago and is getting ready ({what}); that takes about "
+        f"{TYPICAL_S} s in all. This page appears by itself as soon as what it needs is loaded."
+    )
+
+
+@contextmanager
+def note_while_loading() -> Iterator[None]:
+    """While the warm-up is pending or running (`loading_now`), say so here, until the page
+    drawn inside has been drawn: a page waiting for it showed only Streamlit's running icon."""
+    text = loading_now()
+    if text is None:
+        yield
+        return
+    import streamlit as st
+
+    box = st.empty()
+    box.info(text, icon=":material/hourglass_top:")
+    try:
+        yield
+    finally:
+        box.empty()
+
+
+def _step_name(name: str) -> str:
+    if name in STEP_NAMES:
+        return STEP_NAMES[name]
+    try:
+        from attnviz.ui.modes import MODES_BY_NAME
+
+        return f"the {MODES_BY_NAME[name].label} page's models"
+    except (ImportError, KeyError):
+        return name
 
 
 def _keep_out_of_collections() -> None:
@@ -110,6 +180,7 @@ def _timed(name: str, step: Callable[[], None]) -> str:
         step()
     except Exception:  # noqa: BLE001 - the page's own first run says why
         logging.getLogger("attnviz").exception("warm-up of %s failed", name)
+    get_logger(__name__).info(WARM_UP_STEP_DONE.format(name))
     return f"{name} {time.perf_counter() - begun:.1f} s"
 
 

@@ -69,6 +69,24 @@ def test_grouped_heads_decode_to_compute_multihead(num_kv_heads, position):
     np.testing.assert_array_equal(decoded.kv_head_of, heads.kv_head_of)
 
 
+@pytest.mark.parametrize("position", ["none", "alibi"])
+@pytest.mark.parametrize(("num_heads", "num_kv_heads"), [(32, 8), (64, 8), (128, 16)])
+def test_as_many_heads_as_real_models_decode_to_compute_multihead(
+    num_heads, num_kv_heads, position
+):
+    x = RNG.normal(size=(5, 6))  # D = 6, not divisible by H; Dk = 4, Dv = 2: H·Dk != D
+    heads = compute_multihead(
+        x, x, x, num_heads=num_heads, num_kv_heads=num_kv_heads, d_k=4, d_v=2, causal=True,
+        position=position,
+    )  # fmt: skip
+    decoded = decode_with_cache(
+        heads.query_heads, heads.shared_key_heads, heads.shared_value_heads, position=position
+    )
+    np.testing.assert_allclose(decoded.weights, heads.weights, **TOL)
+    np.testing.assert_allclose(decoded.outputs, heads.head_outputs, rtol=1e-5, atol=1e-6)
+    assert decoded.weights.shape == (num_heads, 5, 5)
+
+
 def test_cache_rows_and_bytes_grow_by_one_token_a_step():
     # H = 4 query heads, G = 2 K/V heads, Dk = 3, Dv = 5: a token adds 2·(3 + 5)·4 = 64 bytes
     q, k, v = RNG.normal(size=(4, 4, 3)), RNG.normal(size=(2, 4, 3)), RNG.normal(size=(2, 4, 5))
@@ -113,6 +131,10 @@ ERRORS = {
     "sinks-beyond": ((Q, K, V), {"sinks": 10}, r"`sinks` asks for 10 sink tokens, but the "
                      r"sequence has only 9 keys"),
     "chunk-0": ((Q, K, V), {"chunk": 0}, r"`chunk` must be from 1 to 4096"),
+    "too-many-cells": ((np.ones((2048, 91, 1)), np.ones((1, 91, 1)), np.ones((1, 91, 1))), {},
+                       r"Too large to decode: 2048 heads × 91 tokens × 1 features\. The limits are "
+                       r"4096 tokens, 1024 features per head and 16,777,216 cells \(heads × tokens "
+                       r"× tokens\), any number of heads within them\."),
     "theta": ((Q, K, V), {"position": "rope", "rope_theta": -1}, r"`rope_theta` \(the RoPE base"),
 }  # fmt: skip
 

@@ -1,6 +1,6 @@
 """Tests for core/limits.py: the documented limits, how they relate, and that each one is the
 limit an entry point enforces (one value past it is refused with the number in the message),
-the README states and the server configuration shares."""
+the docs (docs/app.md, Limits) state and the server configuration shares."""
 
 import re
 from pathlib import Path
@@ -23,6 +23,7 @@ from attnviz.learn.configs import NetworkConfig, TrainConfig, TransformerConfig
 from attnviz.learn.lm_tasks import get_lm_task
 from attnviz.learn.tasks import make_pairs
 from attnviz.transformer.decoder import DecoderConfig, run_decoder
+from attnviz.transformer.multihead import compute_multihead
 from attnviz.ui.server_config import SERVER_CONFIG
 
 ROOT = Path(__file__).parents[2]
@@ -36,7 +37,8 @@ def test_the_documented_values():
     assert limits.MAX_TEXT_CHARS == 1_000_000 and limits.MAX_UPLOAD_BYTES == 20 * 2**20
     assert (limits.MAX_SENTENCE_CHARS, limits.MAX_SENTENCES) == (20_000, 64)
     assert limits.MAX_ABS_VALUE == 1e15 and limits.MAX_SEED == 4_294_967_295
-    assert (limits.MAX_HEADS, limits.MAX_LAYERS) == (16, 12)
+    assert (limits.APP_HEADS, limits.MAX_TRAINED_HEADS, limits.MAX_LAYERS) == (16, 16, 12)
+    assert limits.MAX_ARRAY_CELLS == 2**28  # 1 GiB of float32
 
 
 def test_derived_limits_follow_the_base_ones():
@@ -52,12 +54,21 @@ def test_every_limit_is_a_positive_number_and_used_by_the_package():
         for path in (ROOT / "attnviz").rglob("*.py")
         if path.name != "limits.py"
     )
-    assert len(NAMES) == 30, NAMES
+    assert len(NAMES) == 31, NAMES
     for name in NAMES:
         value = getattr(limits, name)
         floats = ("MAX_ABS_VALUE", "MAX_ROPE_THETA", "MAX_POSITION")
         assert isinstance(value, float if name in floats else int) and value > 0, name
         assert re.search(rf"\b{name}\b", sources), f"{name} is enforced nowhere"
+
+
+def test_every_page_limit_is_below_the_packages_and_used_by_a_page():
+    pages = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "attnviz/ui").rglob("*.py"))
+    for name in [name for name in vars(limits) if name.startswith("APP_")]:
+        assert re.search(rf"\blimits\.{name}\b", pages), f"{name} is used by no page"
+    assert limits.APP_HEADS < limits.MAX_SCORE_CELLS  # the maths takes any number of heads
+    assert limits.APP_DECODER_BATCH <= limits.MAX_BATCH
+    assert limits.APP_DECODER_SIDE <= limits.MAX_DECODER_TOKENS
 
 
 def test_the_largest_dot_product_stays_finite_in_float32():
@@ -78,9 +89,9 @@ def test_the_upload_limit_is_the_servers():
     assert megabytes * 2**20 == limits.MAX_UPLOAD_BYTES
 
 
-def test_the_readme_states_the_limits():
-    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    section = text[text.index("### Limits") :][:600]
+def test_the_docs_state_the_limits():
+    text = " ".join((ROOT / "docs" / "app.md").read_text(encoding="utf-8").split())
+    section = text[text.index("## Limits") :][:600]
     for phrase in (
         f"{limits.MAX_TOKENS:,} tokens",
         f"{limits.MAX_FEATURES:,} features",
@@ -91,6 +102,17 @@ def test_the_readme_states_the_limits():
         f"sentences of {limits.MAX_SENTENCE_CHARS:,} characters",
     ):
         assert phrase in section, phrase
+
+
+def test_the_docs_say_the_maths_stops_at_memory_and_the_pages_at_their_own_limits():
+    text = " ".join((ROOT / "docs" / "app.md").read_text(encoding="utf-8").split())
+    section = text[text.index("## Limits") :][:1500]
+    assert limits.MAX_ARRAY_CELLS == 2**28 and "2²⁸ numbers (1 GiB of float32)" in section
+    assert f"{limits.APP_HEADS} heads, {limits.APP_DECODER_BATCH} sequences" in section
+    assert f"and {limits.APP_DECODER_SIDE} tokens on the Decoder page" in section
+    assert (
+        "any number of heads" in section and f"{limits.MAX_FEATURES:,} features per head" in section
+    )
 
 
 PAST_THE_LIMIT = [  # (limit, a call one step past it, the message it must raise)
@@ -110,7 +132,11 @@ PAST_THE_LIMIT = [  # (limit, a call one step past it, the message it must raise
     ("MAX_SENTENCES", lambda: encode_sentences(["a"] * 65), "received 65, at most 64"),
     ("MAX_ABS_VALUE", lambda: check_finite(np.array([[2e15]]), "query"),
      "magnitude at most 1e+15"),
-    ("MAX_HEADS", lambda: DecoderConfig(h=17), "`h` must be from 1 to 16"),
+    ("MAX_ARRAY_CELLS", lambda: compute_multihead(*[np.ones((1, 16384))] * 3, num_heads=128,
+                                                  d_k=129, d_v=128),
+     "the weight W_Q (heads × D × size) would have 128 × 16,384 × 129 = 270,532,608 numbers; "
+     "the limit is 268,435,456 per array"),
+    ("MAX_TRAINED_HEADS", lambda: TransformerConfig(heads=17), "`heads` must be from 1 to 16"),
     ("MAX_LAYERS", lambda: DecoderConfig(n=13), "`n` must be from 1 to 12"),
     ("MAX_D_FF", lambda: DecoderConfig(d_ff=4097), "`d_ff` must be from 1 to 4096"),
     ("MAX_VOCAB", lambda: DecoderConfig(vocab_size=4097), "`vocab_size` must be from 1 to 4096"),
@@ -161,6 +187,7 @@ def test_the_pages_own_limits_are_what_their_inputs_allow():
     assert (
         most["dec_batch"] == limits.APP_DECODER_BATCH and most["dec_t"] == limits.APP_DECODER_SIDE
     )
+    assert most["dec_h"] == limits.APP_HEADS
     assert limits.APP_MAX_EPOCHS <= limits.MAX_EPOCHS
     assert max(limits.APP_TRAIN_PAIRS) <= limits.MAX_TRAIN_PAIRS
 
@@ -171,3 +198,5 @@ def test_at_the_limits_is_accepted():
     assert check_seed(limits.MAX_SEED) == limits.MAX_SEED
     assert check_finite(np.array([[1e15, -1e15]]), "query").max() == 1e15
     assert DecoderConfig(h=16, d_model=16, d_k=1, d_v=1, n=12, d_ff=4096, vocab_size=4096).h == 16
+    # the maths takes real models' heads: 128 heads of 128 features on a width of 16 (H·Dk != D)
+    assert DecoderConfig(h=128, d_model=16, d_k=128, d_v=128).h == 128

@@ -112,7 +112,48 @@ def test_alibi_slopes_pinned_for_powers_of_two_and_others():
     assert alibi_slope(8, 2) == 0.125
 
 
-@pytest.mark.parametrize("heads", range(1, 17))
+def _paper_slopes(n: int) -> np.ndarray:
+    """Press et al. 2022, written out in float64: for n a power of two 2^(-8i/n), i = 1 … n;
+    otherwise, with m the largest power of two below n, 2^(-8i/m) for i = 1 … m, then every
+    other slope of the 2m sequence, 2^(-8(2j - 1)/(2m)) for j = 1 … n - m."""
+    m = 2 ** math.floor(math.log2(n))
+    first = [2.0 ** (-8.0 * i / m) for i in range(1, m + 1)]
+    extra = [2.0 ** (-8.0 * (2 * j - 1) / (2 * m)) for j in range(1, n - m + 1)]
+    return np.array(first + extra, dtype=np.float64)
+
+
+@pytest.mark.parametrize("heads", [32, 40, 64, 112, 128])
+def test_alibi_slopes_of_real_models_follow_the_paper(heads):
+    # MPT-7B and BLOOM-7B have 32 heads, BLOOM-176B 112; 40 is not a power of two
+    slopes = alibi_slopes(heads)
+    assert slopes.dtype == np.float64 and slopes.shape == (heads,)
+    np.testing.assert_allclose(slopes, _paper_slopes(heads), rtol=1e-13, atol=0)
+    assert slopes[0] == pytest.approx(2.0 ** (-8 / 2 ** math.floor(math.log2(heads))), rel=1e-14)
+    assert alibi_slope(heads, heads - 1) == slopes[-1]
+
+
+def test_alibi_slopes_for_40_heads_by_hand():
+    slopes = alibi_slopes(40)  # 32 heads' 2^(-i/4), then 2^(-1/8), 2^(-3/8), …, 2^(-15/8)
+    np.testing.assert_allclose(slopes[:32], [2.0 ** (-i / 4) for i in range(1, 33)], rtol=1e-14)
+    np.testing.assert_allclose(slopes[32:], [2.0 ** (-k / 8) for k in range(1, 16, 2)], rtol=1e-14)
+
+
+def test_alibi_heads_stop_only_at_the_memory_limit():
+    result = compute_attention(
+        RNG.normal(size=(3, 4)), RNG.normal(size=(3, 4)), np.eye(3), position="alibi",
+        alibi_heads=64, alibi_head=63,
+    )  # fmt: skip
+    assert result.alibi_slope == pytest.approx(_paper_slopes(64)[63], rel=1e-13)
+    with pytest.raises(ValueError, match=r"`num_heads` is too large: every head scores at least "
+                       r"one attention cell and the limit is 16,777,216 cells \(the memory the "
+                       r"weights take\)\. Received: 16,777,217\. Use fewer heads\."):  # fmt: skip
+        alibi_slopes(2**24 + 1)
+    with pytest.raises(ValueError, match=r"Too many bias cells: 128 heads × 512 queries × 512 "
+                       r"keys = 33,554,432; the limit is 16,777,216\."):  # fmt: skip
+        alibi_bias(128, 512, 512)
+
+
+@pytest.mark.parametrize("heads", [*range(1, 17), 32, 40, 64, 128])
 def test_alibi_slopes_equal_keras_hub(heads, hub_layers):
     key_length = 5
     hub = hub_layers.AlibiBias()(np.zeros((1, heads, 1, key_length), np.float32))
@@ -250,7 +291,7 @@ ERRORS = [
     ("theta-text", {"rope_theta": "big"}, r"`rope_theta` must be a number\. Received: 'big'\."),
     ("unknown-position", {"position": "sinusoidal"},
      r'`position` must be one of "none", "rope", "alibi"\. Received: \'sinusoidal\'\.'),
-    ("alibi-heads-0", {"alibi_heads": 0}, r"`alibi_heads` must be from 1 to 16\. Received: 0\."),
+    ("alibi-heads-0", {"alibi_heads": 0}, r"`alibi_heads` must be 1 or more\. Received: 0\."),
     ("alibi-head-out", {"alibi_heads": 4, "alibi_head": 4},
      r"`alibi_head` must be one of the 4 ALiBi heads, from 0 to 3\. Received: 4\."),
 ]  # fmt: skip
@@ -280,7 +321,7 @@ def test_direct_calls_reject_bad_values():
         apply_rope(np.ones((2, 4)), [0, 1, 2])
     with pytest.raises(ValueError, match=r"`positions` must hold finite positions"):
         apply_rope(np.ones((2, 4)), [0, np.inf])
-    with pytest.raises(ValueError, match=r"`num_heads` must be from 1 to 16\. Received: 17\."):
-        alibi_slopes(17)
+    with pytest.raises(ValueError, match=r"`num_heads` must be 1 or more\. Received: 0\."):
+        alibi_slopes(0)
     with pytest.raises(ValueError, match=r"`rope_theta` must be a number\. Received: True\."):
         check_rope_theta(True)

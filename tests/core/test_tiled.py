@@ -45,9 +45,10 @@ def test_tiles_give_the_plain_weights_and_output(masks, tiles, mask_value):
 
 @pytest.mark.parametrize(
     "position",
-    [{"position": "rope", "rope_theta": 30.0}, {"position": "alibi", "alibi_heads": 2}],
-    ids=["rope", "alibi"],
-)
+    [{"position": "rope", "rope_theta": 30.0}, {"position": "alibi", "alibi_heads": 2},
+     {"position": "alibi", "alibi_heads": 40, "alibi_head": 39}],  # 40: more than a page draws
+    ids=["rope", "alibi", "alibi_head_39_of_40"],
+)  # fmt: skip
 @pytest.mark.parametrize("masks", [{}, {"causal": True, "window": 3}], ids=["none", "local"])
 def test_tiles_with_positions_give_the_plain_numbers(position, masks):
     tiled = tiled_attention(Q, K, V, key_tile=4, query_tile=3, **position, **masks)

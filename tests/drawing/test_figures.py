@@ -310,10 +310,34 @@ def test_a_highlighted_cell_is_outlined_and_the_figure_is_unchanged():
 
 def test_values_in_narrow_cells_are_shorter_and_smaller():
     z = np.full((2, 12), 0.0817)
-    trace = heatmap(z).data[0]
-    assert trace.text[0][0] == "0.082" and trace.textfont.size == figures.FONT_SIZE - 2
-    trace = heatmap(z[:, :8]).data[0]
+    trace = heatmap(z[:, :4]).data[0]
     assert trace.text[0][0] == "0.0817" and trace.textfont.size == figures.FONT_SIZE
+    trace = heatmap(z[:, :8]).data[0]  # 35 px cells: "0.0817" (41 px) would touch its neighbours
+    assert trace.text[0][0] == "0.082" and trace.textfont.size == figures.FONT_SIZE - 2
+    assert heatmap(z).data[0].text is None  # not even "0.082" fits: the hover tells each value
+    whole = heatmap(np.arange(24.0).reshape(2, 12)).data[0]  # short numbers still fit
+    assert whole.text[1][11] == "23" and whole.textfont.size == figures.FONT_SIZE
+
+
+def test_printed_values_never_run_into_each_other():
+    # /cross: "-0.0257-0.00951" in a row of 8 scaled scores
+    row = [-0.0791, -0.0261, 0.0887, 0.257, 0.878, -0.0257, -0.00951, -1.26]
+    trace = heatmap(np.array([row, row])).data[0]
+    cell = figures.CELL_TEXT_PX / len(row)
+    widths = [figures.number_width(t, trace.textfont.size) for t in trace.text[0]]
+    assert max(widths) + figures.CELL_TEXT_GAP <= cell, trace.text[0]
+    assert list(trace.text[0]) == [
+        "-0.08",
+        "-0.03",
+        "0.09",
+        "0.26",
+        "0.88",
+        "-0.03",
+        "-0.01",
+        "-1.26",
+    ]  # two decimals: the largest is below 10
+    assert list(heatmap(np.array([[0.001, -0.004, 55.0] * 3])).data[0].text[0][:3]) == [
+        "0", "0", "55.0"]  # fmt: skip
 
 
 def test_larger_matrices_print_no_values_or_marks():
@@ -399,8 +423,12 @@ def test_pool_is_identity_when_the_matrix_fits():
 def test_overview_heatmap_says_so_and_hovers_block_ranges():
     labels = list("abcdefgh")
     fig = heatmap(np.arange(64.0).reshape(8, 8), row_labels=labels, col_labels=labels, max_side=4)
-    assert "overview: each cell summarises a 2×2 block" in fig.layout.title.text
-    assert "focus-row view below shows exact values" in fig.layout.title.text
+    title = fig.layout.title.text
+    assert "overview: each cell summarises a 2×2" in title
+    assert "focus-row" not in title  # only the Heatmaps tab has one, and says so itself
+    notes = [line.removeprefix("<sup>").removesuffix("</sup>") for line in title.split("<br>")[1:]]
+    assert " ".join(notes) == "overview: each cell summarises a 2×2 block, mean of allowed cells"
+    assert max(len(line) for line in notes) <= 36  # a third of a page wide (Compare) fits it
     np.testing.assert_array_equal(fig.data[0].z[1], [20.5, 22.5, 24.5, 26.5])
     assert fig.layout.yaxis.ticktext[1] == "2–3: c … d"
     assert list(fig.layout.yaxis.tickvals) == [0.5, 2.5, 4.5, 6.5]

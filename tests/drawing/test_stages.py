@@ -3,10 +3,18 @@
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from attnviz import compute_attention
 from attnviz.core.stats import explain_cell
-from attnviz.drawing.stages import SequenceView, cell_text, stage_figures, stage_tex
+from attnviz.drawing.stages import (
+    SequenceView,
+    cell_text,
+    formula_tex,
+    stage_figures,
+    stage_tex,
+    stage_texts,
+)
 
 Q = np.array([[1.0, 0, 0], [0, 1, 0]])  # the NumPy lab's worked example
 K = np.array([[1.0, 2, 3], [4, 5, 6]])
@@ -59,3 +67,22 @@ def test_cell_text_shows_each_step_of_one_weight():
 def test_stage_tex_names_the_score_and_the_mask_value():
     assert stage_tex("raw scores", _view(score="general").result).endswith(r"Q W K^{\top}")
     assert stage_tex("mask", _view(mask_value="-1e9").result).endswith(r"-10^{9}")
+
+
+@pytest.mark.parametrize("score", ["dot", "general", "concat"])
+def test_no_square_root_in_any_formula_while_scaling_is_off(score):
+    result = _view(score=score, scale=False).result
+    texts = stage_texts(result)
+    assert "sqrt" not in formula_tex(result)
+    assert not [name for name, (_, tex) in texts.items() if "sqrt" in tex]
+    assert "√" not in texts["scaled scores"][0] and "off" in texts["scaled scores"][0]
+    on = _view(score=score).result
+    assert r"\sqrt{d_k}" in formula_tex(on) and r"\sqrt{d_k}" in stage_texts(on)["weights"][1]
+
+
+def test_the_formulas_add_alibis_bias_and_name_the_mask_value():
+    plain = stage_texts(_view().result)
+    assert "B" not in plain["masked scores"][1] and "−∞ where" in plain["mask"][0]
+    alibi = _view(position="alibi", mask_value="-1e9").result
+    assert "+ B + M" in formula_tex(alibi) and "+ B + M" in stage_texts(alibi)["output"][1]
+    assert "−1e9 where" in stage_texts(alibi)["mask"][0]

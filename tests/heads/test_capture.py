@@ -15,9 +15,8 @@ import math
 import keras
 import numpy as np
 import pytest
+from inspection_support import inspected
 from keras import ops
-
-from attnviz.heads import inspect
 
 RNG = np.random.default_rng(41)
 
@@ -104,7 +103,7 @@ def block():
 
 def test_hand_written_attention_is_recorded_under_the_layer_with_the_projections(block):
     layer, (x, memory, lookahead, padding) = block
-    result = inspect(layer, x, encoder_output=memory, lookahead_mask=lookahead,
+    result = inspected(layer, x, encoder_output=memory, lookahead_mask=lookahead,
                      padding_mask=padding)  # fmt: skip
     assert result.keys() == ("multihead_attention1", "multihead_attention2")
     assert [c.kind for c in result.calls] == ["self", "cross"] and result.warnings == ()
@@ -123,7 +122,7 @@ def test_hand_written_attention_is_recorded_under_the_layer_with_the_projections
 
 def test_cross_attention_queries_are_the_hidden_state(block):
     layer, (x, memory, lookahead, padding) = block
-    result = inspect(layer, x, encoder_output=memory, lookahead_mask=lookahead,
+    result = inspected(layer, x, encoder_output=memory, lookahead_mask=lookahead,
                      padding_mask=padding)  # fmt: skip
     second = result["multihead_attention2"]
     hidden = second.inputs["query"]  # x + self-attention output, as the block computed it
@@ -137,7 +136,7 @@ def test_a_softmax_that_is_not_attention_is_not_recorded():
     attended = keras.layers.MultiHeadAttention(2, 4, name="mha")(x_in, x_in)
     probabilities = keras.layers.Dense(7, activation="softmax", name="classifier")(attended)
     model = keras.Model(x_in, probabilities)  # a (B, T, 7) softmax: class probabilities
-    result = inspect(model, RNG.normal(size=(1, 4, 8)).astype("float32"))
+    result = inspected(model, RNG.normal(size=(1, 4, 8)).astype("float32"))
     assert result.keys() == ("mha",) and result.warnings == ()
 
 
@@ -154,7 +153,7 @@ def test_attention_written_with_ops_in_a_subclassed_model():
 
     model, x = Plain(), RNG.normal(size=(2, 3, 6)).astype("float32")
     model(x)
-    (call,) = inspect(model, x).calls
+    (call,) = inspected(model, x).calls
     q = np.asarray(model.project(x), np.float64)
     logits = np.einsum("btd,bsd->bts", q, x.astype(np.float64))
     expected = np.exp(logits - logits.max(-1, keepdims=True))

@@ -10,15 +10,19 @@ Keras's other attention layers: test_inspection_keras.py; keras-hub: test_inspec
 
 from __future__ import annotations
 
+import re
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 from app_support import grid_blocks
+from inspection_support import inspected
 
 from attnviz.core.masks import build_mask
 from attnviz.drawing.model_view import inspection_view
 from attnviz.heads import InspectionWarning, inspect
+from attnviz.heads.layouts import ProductAxes, Roles
 from attnviz.transformer.decoder import DecoderConfig, build_decoder
 
 RNG = np.random.default_rng(21)
@@ -116,7 +120,7 @@ def encoder():
 def test_small_encoder_equals_the_layers_own_weights(encoder):
     model, tokens = encoder
     before = _snapshot(model, lambda: model(tokens))
-    result = inspect(model, tokens)
+    result = inspected(model, tokens)
     embedded = model.get_layer("embed")(tokens)  # carries the padding mask, as in the model
     _, own = model.get_layer("mha")(embedded, embedded, return_attention_scores=True)
     (call,) = result.calls
@@ -145,7 +149,7 @@ def test_small_encoder_equals_the_layers_own_weights(encoder):
 
 def test_each_call_keeps_its_inputs_so_a_head_can_be_recomputed(encoder):
     model, tokens = encoder
-    call = inspect(model, tokens)["mha"]
+    call = inspected(model, tokens)["mha"]
     embedded = np.asarray(model.get_layer("embed")(tokens))  # (B, T, D)
     assert sorted(call.inputs) == ["key", "query", "value"]
     for name in ("query", "key", "value"):  # called as mha(x, x): key defaults to the value
@@ -166,10 +170,21 @@ def test_each_call_keeps_its_inputs_so_a_head_can_be_recomputed(encoder):
 
 def test_the_model_view_draws_an_inspection(encoder):
     model, tokens = encoder
-    result = inspect(model, tokens)
+    result = inspected(model, tokens)
     fig = inspection_view(result, item=0, row_labels=list("abcd"), col_labels=list("abcd"))
     (values,) = [t for t in fig.data if t.coloraxis == "coloraxis"]  # every head, one heatmap
-    assert fig.layout.annotations[0].text == "mha"
+    said = r"checked against the layer's output: exact( to \de-\d+)?"
+    assert re.fullmatch(f"mha · {said}", fig.layout.annotations[0].text)  # the layer's title
+    x_in = keras.Input((3, 4))
+    for heads, name in ((1, "one_head_is_too_narrow"), (8, "eight_heads_have_room")):
+        mha = keras.layers.MultiHeadAttention(heads, 2, name=name)
+        small = inspected(keras.Model(x_in, mha(x_in, x_in)), RNG.random((1, 3, 4)))
+        title = inspection_view(small).layout.annotations[0]
+        if heads == 1:  # the sentence would not fit: said in brief, whole in the hover
+            assert re.fullmatch(rf"{name} · checked: exact( to \de-\d+)?", title.text)
+            assert re.fullmatch(said, title.hovertext)
+        else:
+            assert re.fullmatch(f"{name} · {said}", title.text) and title.hovertext is None
     z = grid_blocks(values.z, 1, 2)[0, 1]  # (T, S) head 1
     allowed = result["mha"].mask[0]
     np.testing.assert_allclose(z[allowed], result["mha"].weights[0, 1][allowed], atol=1e-7)
@@ -188,7 +203,7 @@ def test_attnviz_decoder_self_and_cross_attention():
     output, own_self, own_cross = run()  # the decoder returns its layers' own weights
     before = _snapshot(decoder, run)
     masks = dict(lookahead_mask=self_mask, padding_mask=cross_mask)
-    result = inspect(decoder, tokens, encoder_output=memory, **masks)
+    result = inspected(decoder, tokens, encoder_output=memory, **masks)
     assert result.keys() == (
         "decoder_layer_0/self_attention",
         "decoder_layer_0/cross_attention",
@@ -225,7 +240,7 @@ def test_functional_model_with_two_attention_blocks():
     model = keras.Model([x_in, m_in], out)
     x, memory = RNG.random((2, 5, 8)).astype("float32"), RNG.random((2, 3, 8)).astype("float32")
     before = _snapshot(model, lambda: model([x, memory]))
-    result = inspect(model, [x, memory])
+    result = inspected(model, [x, memory])
     h = keras.Model([x_in, m_in], hidden)([x, memory])  # block 2's query, computed separately
     own1 = mha1(x, x, use_causal_mask=True, return_attention_scores=True)[1]
     own2 = mha2(h, memory, return_attention_scores=True)[1]
@@ -249,7 +264,7 @@ def test_a_layer_called_twice_appears_twice():
     model = keras.Model(x_in, shared(shared(x_in, x_in), x_in))  # self, then cross
     x = RNG.random((1, 4, 6)).astype("float32")
     before = _snapshot(model, lambda: model(x))
-    result = inspect(model, x)
+    result = inspected(model, x)
     assert [(c.key, c.path, c.call_index, c.kind) for c in result.calls] == [
         ("shared", "shared", 0, "self"), ("shared#1", "shared", 1, "cross"),
     ]  # fmt: skip
@@ -310,7 +325,7 @@ def test_subclassed_attention_inside_a_subclassed_model():
     pad = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]], dtype=bool)
     run = lambda: model(tokens, padding_mask=pad)  # noqa: E731
     before = _snapshot(model, run)
-    result = inspect(model, tokens, padding_mask=pad)
+    result = inspected(model, tokens, padding_mask=pad)
     assert result.keys() == ("block_0/attention", "block_1/attention")
     assert all(c.kind == "self" and c.config["temperature"] == 2.0 for c in result.calls)
     assert result.calls[0].class_name.endswith("TemperatureAttention")
@@ -319,6 +334,74 @@ def test_subclassed_attention_inside_a_subclassed_model():
     np.testing.assert_array_equal(result.calls[0].mask, pad[:, None, :] & causal)
     np.testing.assert_array_equal(result.calls[1].mask, np.broadcast_to(pad[:, None, :], (2, 5, 5)))
     _assert_unchanged(model, run, before)
+
+
+def _padded_encoder(dropout: float):
+    """A model as a user writes one: Embedding(mask_zero=True) -> MultiHeadAttention."""
+    keras.utils.set_random_seed(5)
+    tokens = keras.Input((None,), dtype="int32")
+    embedded = keras.layers.Embedding(20, 8, mask_zero=True, name="embed")(tokens)
+    mha = keras.layers.MultiHeadAttention(2, 4, dropout=dropout, name="mha")
+    return keras.Model(tokens, mha(embedded, embedded)), mha
+
+
+@pytest.mark.parametrize("dropout", [0.0, 0.1], ids=["fused-kernel", "masked-softmax"])
+def test_a_fully_masked_query_row_is_recorded_as_the_layer_used_it(dropout):
+    # Keras's MultiHeadAttention at inference without dropout calls ops.dot_product_attention,
+    # whose softmax spreads a row with no allowed key evenly; with dropout it uses its masked
+    # Softmax layer, which zeroes that row. The layer's own output at the padded query tells.
+    model, mha = _padded_encoder(dropout)
+    tokens = np.array([[3, 7, 9, 0], [4, 5, 6, 7]], dtype="int32")  # query 3 of item 0: padding
+    call = inspected(model, tokens)["mha"]
+    assert not call.mask[0, 3].any()  # its row: every key masked
+    embedded = np.asarray(model.get_layer("embed")(tokens), dtype=np.float64)  # (B, T, D)
+    kernel = lambda dense: np.asarray(dense.kernel, dtype=np.float64)  # noqa: E731
+    values = np.einsum("sd,dhv->hsv", embedded[0], kernel(mha.value_dense))
+    values += np.asarray(mha.value_dense.bias)[:, None]  # (H, S, Dv)
+    used = np.full((2, 4), 0.25) if dropout == 0.0 else np.zeros((2, 4))  # (H, S) that row
+    np.testing.assert_allclose(call.weights[0, :, 3], used, rtol=0, atol=1e-7)
+    expected = np.einsum("hs,hsv,hvd->d", used, values, kernel(mha.output_dense))
+    expected += np.asarray(mha.output_dense.bias)  # (D,) the layer's output at that query
+    np.testing.assert_allclose(np.asarray(model(tokens))[0, 3], expected, rtol=0, atol=1e-6)
+    assert call.verified.against == "the layer's output"
+
+
+def test_a_capture_that_misreads_the_padded_row_would_say_so():
+    # the check is not a tautology: the other softmax's row (zeros for the fused kernel's
+    # even weights) recomputes an output that differs from the layer's
+    from attnviz.heads.verification import Onward, verify
+
+    model, mha = _padded_encoder(0.0)
+    tokens = np.array([[3, 7, 9, 0]], dtype="int32")
+    call = inspected(model, tokens)["mha"]
+    misread = np.array(call.weights)
+    misread[0, :, 3] = 0.0  # what Keras's masked Softmax would have used
+    product = np.einsum("bhts,bhsv->bthv", call.weights, call.value_heads)  # as the layer laid it
+    axes = ProductAxes(("bhts", "bshv"), "bthv")
+    onward = Onward(product, axes, Roles(0, 1, "bh", "t", "s"), scope=None)
+    assert verify(call.weights, call.value_heads, onward).difference < 1e-6
+    wrong = verify(misread, call.value_heads, onward)
+    assert wrong.checked and not wrong.agrees() and "DIFFERS" in wrong.describe()
+
+
+def test_attention_over_an_images_rows_and_columns_is_recorded():
+    # MultiHeadAttention(attention_axes=(1, 2)) computes its softmax over two axes with
+    # exp(x − logsumexp(x)): no Softmax op. Queries and keys are the H·W pixels, row-major.
+    keras.utils.set_random_seed(6)
+    image = keras.Input((3, 4, 5))
+    mha = keras.layers.MultiHeadAttention(2, 4, attention_axes=(1, 2), name="pixels")
+    model = keras.Model(image, keras.layers.Dense(2)(mha(image, image)))
+    x = RNG.random((2, 3, 4, 5)).astype("float32")
+    before = _snapshot(model, lambda: model(x))
+    call = inspected(model, x)["pixels"]
+    _, own = mha(x, x, return_attention_scores=True)  # (B, N, H, W, H, W)
+    assert call.weights.shape == (2, 2, 12, 12) and call.kind == "self"
+    np.testing.assert_allclose(call.weights, np.reshape(own, (2, 2, 12, 12)), atol=1e-6)
+    q = np.einsum("bhwc,cnk->bnhwk", x, np.asarray(mha.query_dense.kernel))
+    q = (q + np.asarray(mha.query_dense.bias)[:, None, None]) / 2.0  # Keras scales Q by 1/√4
+    np.testing.assert_allclose(call.query_heads, q.reshape(2, 2, 12, 4), atol=1e-6)
+    assert call.verified.against == "the layer's output"
+    _assert_unchanged(model, lambda: model(x), before)
 
 
 def test_a_flash_attention_layer_is_reported_as_tensorflow_reports_it():
@@ -344,7 +427,7 @@ def test_a_model_whose_call_is_a_tf_function_runs_the_recording_eagerly():
 
     model, x = Compiled(), RNG.random((1, 4, 6)).astype("float32")
     before = _snapshot(model, lambda: model(x))  # traces the graph once
-    result = inspect(model, x)  # the graph hides its ops: rerun once with functions eager
+    result = inspected(model, x)  # the graph hides its ops: rerun once with functions eager
     own = model.attention(x, x, return_attention_scores=True)[1]
     _assert_matches_own(result, [(model.attention, np.asarray(own), {})])
     assert model.call.experimental_get_tracing_count() == 1  # no graph traced for inspect
@@ -423,7 +506,7 @@ def test_the_package_exports_resolve():
 
 def test_result_lookups_and_stacks_explain_their_errors(encoder):
     model, tokens = encoder
-    result = inspect(model, tokens)
+    result = inspected(model, tokens)
     with pytest.raises(KeyError, match="No attention call 'nope'. The calls are: mha"):
         result["nope"]
     with pytest.raises(ValueError, match="No attention call matches kind='cross'.*mha \\(self\\)"):
@@ -450,5 +533,5 @@ def test_attention_that_cannot_be_read_is_named_in_a_warning():
     x = RNG.random((1, 4, 6)).astype("float32")
     said = "'linear' \\(LinearAttention\\) ran, but no softmax"
     with pytest.warns(InspectionWarning, match=said):
-        result = inspect(model, x)
+        result = inspected(model, x)
     assert result.keys() == ("mha",) and len(result.warnings) == 1

@@ -2,7 +2,8 @@
 built tiny from a config (`hub_models.MODELS`), and one recomputation per attention family.
 
 Each backbone is built once (cached), run through `inspect`, and checked for the attention
-calls × heads it computes, the position scheme read, and what is named as unreadable. Then, for
+calls × heads it computes, the position scheme read, what is named as unreadable, and each
+call's self-check against its layer's own output (`inspection_support.assert_verified`). Then, for
 each attention family (standard MHA, grouped-query with RoPE, Gemma's soft-capping and sliding
 window, Bloom's ALiBi, T5's buckets, GPT-OSS's sinks, DeBERTa's disentangled terms, ESM's fused
 `dot_product_attention`, Swin's shifted windows, SegFormer's reduced keys), one call's heads are
@@ -21,6 +22,7 @@ import hub_models
 import keras
 import numpy as np
 import pytest
+from inspection_support import assert_verified
 
 from attnviz.heads import inspect
 
@@ -65,6 +67,9 @@ def test_every_attention_bearing_backbone_is_read(model):
     assert schemes == model.position
     assert len(result.warnings) == model.warnings, result.warnings
     assert len(set(result.keys())) == len(result.calls)
+    assert_verified(result)  # each call recomputes what its layer returned in the run
+    weighted = [c for c in result.calls if "weighted values" in c.verified.against]
+    assert len(weighted) == model.weighted, [c.key for c in weighted]
     for call in result.calls:
         b, h, t, s = call.weights.shape
         rows = call.head_masks.any(axis=-1)  # (B, H, T): rows with an allowed key
@@ -248,6 +253,7 @@ def test_gpt_oss_sinks_and_sliding_window():
     expected = _softmax(np.concatenate([logits, sinks], axis=-1))[..., :-1]  # drop the sink
     _assert_heads(call, expected)
     assert (call.weights.sum(-1) < 1).all() and any("Sink" in n for n in call.notes)
+    assert call.verified.against == "the layer's output"  # the sink's share goes nowhere
 
 
 def _deberta_buckets(relative: np.ndarray, span: int, positions: int) -> np.ndarray:
@@ -295,6 +301,23 @@ def test_fused_dot_product_attention_esm():
     np.testing.assert_array_equal(call.mask, np.broadcast_to(real[:, :, None], call.mask.shape))
     np.testing.assert_allclose(call.weights[0, :, -1], 1 / x.shape[1], atol=1e-6)  # as computed
     assert call.position.name == "rope" and call.class_name.endswith("EsmSelfAttention")
+    assert any(n.startswith("Query mask: the padded positions' query rows") for n in call.notes)
+    assert not call.mask[0, -1].any() and call.mask[0, 0, -1]  # padded keys stay visible
+
+
+def test_roformer_v2_masks_padded_queries_and_says_so():
+    # RoformerV2 masks token id 0 with a (B, 1, S, 1) mask: padded query rows, not padded keys
+    backbone, inputs, _ = _run("RoformerV2")
+    padded = {**inputs, "token_ids": inputs["token_ids"] * hub_models.PADDING}  # ids 0: padding
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = inspect(backbone, padded)
+    assert_verified(result)
+    real = hub_models.PADDING.astype(bool)  # (B, T)
+    for call in result.calls:
+        np.testing.assert_array_equal(call.mask, np.broadcast_to(real[:, :, None], call.mask.shape))
+        assert any(n.startswith("Query mask:") for n in call.notes)
+        np.testing.assert_allclose(call.weights[0, :, -1], 1 / 6, atol=1e-6)  # even, as computed
 
 
 def _swin_regions(size: int, window: int, shift: int) -> np.ndarray:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
-
-from attnviz.heads import inspect
+from inspection_support import inspected
 
 RNG = np.random.default_rng(31)
 B, T, S, D = 2, 4, 5, 6
@@ -60,7 +59,7 @@ def test_luong_attention(query_value, options):
     for weight in layer.weights:  # away from the initial 1.0 so that the scale matters
         weight.assign(np.full(weight.shape, 0.7, "float32"))
     q, v = query_value
-    (call,) = inspect(model, [q, v]).calls
+    (call,) = inspected(model, [q, v]).calls
     weights = _softmax(_luong_logits(layer, *_numpy64(q, v)))  # key = value
     np.testing.assert_allclose(call.weights[:, 0], weights, rtol=0, atol=1e-5)
     _, own = layer([q, v], return_attention_scores=True)
@@ -87,12 +86,28 @@ def test_luong_attention_masks_and_causal_are_read(query_value):
     m_in, n_in = keras.Input((T,), dtype="bool"), keras.Input((S,), dtype="bool")
     out = layer([q_in, v_in], mask=[m_in, n_in], use_causal_mask=True)
     model = keras.Model([q_in, v_in, m_in, n_in], out)
-    (call,) = inspect(model, [q, v, q_mask, v_mask]).calls
+    (call,) = inspected(model, [q, v, q_mask, v_mask]).calls
     allowed = v_mask[:, None, :] & np.tri(T, S, dtype=bool)  # keys: padding and causal
     np.testing.assert_array_equal(call.mask, allowed)  # Keras leaves padded queries unmasked
     logits = np.where(allowed, np.einsum("btd,bsd->bts", *_numpy64(q, v)), -np.inf)
     np.testing.assert_allclose(call.weights[:, 0], _softmax(logits), rtol=0, atol=1e-5)
     assert (call.weights[:, 0][~allowed] == 0).all()
+
+
+def test_luong_attention_with_every_key_masked_is_recorded_as_it_used_it(query_value):
+    # Attention subtracts 1e9 from masked scores: in float32 a row with no allowed key becomes
+    # equal logits, so its softmax spreads evenly; its output is the mean of the values
+    q, v = query_value
+    layer = keras.layers.Attention(name="luong")
+    v_mask = np.array([[0, 0, 0, 0, 0], [1, 1, 1, 0, 0]], bool)  # item 0: no key at all
+    q_in, v_in, n_in = keras.Input((T, D)), keras.Input((S, D)), keras.Input((S,), dtype="bool")
+    model = keras.Model([q_in, v_in, n_in], layer([q_in, v_in], mask=[None, n_in]))
+    (call,) = inspected(model, [q, v, v_mask]).calls
+    assert not call.mask[0].any()
+    np.testing.assert_allclose(call.weights[0, 0], np.full((T, S), 1 / S), rtol=0, atol=1e-7)
+    output = np.asarray(model([q, v, v_mask]))
+    np.testing.assert_allclose(output[0], np.broadcast_to(v[0].mean(0), (T, D)), atol=1e-6)
+    assert call.verified.describe().startswith("checked against the layer's weighted values")
 
 
 def test_additive_attention(query_value):
@@ -101,7 +116,7 @@ def test_additive_attention(query_value):
     layer = keras.layers.AdditiveAttention(name="bahdanau")
     model = keras.Model(inputs := [keras.Input((T, D)), keras.Input((S, D))], layer(inputs))
     layer.scale.assign(RNG.normal(size=(D,)).astype("float32"))
-    (call,) = inspect(model, [q, v]).calls
+    (call,) = inspected(model, [q, v]).calls
     q64, v64 = _numpy64(q, v)
     scale = np.asarray(layer.scale, dtype=np.float64)  # (D,)
     logits = (scale * np.tanh(q64[:, :, None, :] + v64[:, None, :, :])).sum(-1)  # (B, T, S)
@@ -119,7 +134,7 @@ def test_additive_self_attention_is_self(query_value):
     layer = keras.layers.AdditiveAttention(name="bahdanau")
     x_in = keras.Input((T, D))
     model = keras.Model(x_in, layer([x_in, x_in]))
-    (call,) = inspect(model, q).calls
+    (call,) = inspected(model, q).calls
     assert call.kind == "self" and call.weights.shape == (B, 1, T, T)
 
 
@@ -149,7 +164,7 @@ def test_group_query_attention(query_value, causal):
                                              num_key_value_heads=2, name="gqa")  # fmt: skip
     x_in = keras.Input((T, D))
     model = keras.Model(x_in, layer(x_in, x_in, use_causal_mask=causal))
-    (call,) = inspect(model, x).calls
+    (call,) = inspected(model, x).calls
     np.testing.assert_allclose(call.weights, _gqa_reference(layer, x, causal), rtol=0, atol=1e-5)
     _, own = layer(x, x, use_causal_mask=causal, return_attention_scores=True)
     np.testing.assert_allclose(call.weights, np.asarray(own), rtol=0, atol=1e-6)
@@ -168,7 +183,7 @@ def test_a_model_mixing_multi_head_and_luong_attention_records_both(query_value)
     luong = keras.layers.Attention(name="luong")
     hidden = mha(x_in, x_in)
     model = keras.Model([x_in, m_in], luong([hidden, m_in]))
-    result = inspect(model, [x, memory])
+    result = inspected(model, [x, memory])
     assert result.keys() == ("mha", "luong") and result.warnings == ()
     assert [c.weights.shape for c in result.calls] == [(B, 2, T, T), (B, 1, T, S)]
     _, own = luong([np.asarray(mha(x, x)), memory], return_attention_scores=True)

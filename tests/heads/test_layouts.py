@@ -89,3 +89,19 @@ def test_fit_heads_repeats_shared_heads_and_unfolds_groups_from_rows():
     folded = RNG.normal(size=(1, 2, 2 * 5, 4))  # (B, K, G·T, D): TensorFlow's einsum for Gemma
     np.testing.assert_array_equal(fit_heads(folded, 4, 5)[:, 1], folded[:, 0, 5:])
     assert fit_heads(kv, 3, 5) is None and fit_heads(None, 2, 5) is None
+
+
+def test_attention_over_two_axes_flattens_them():
+    # MultiHeadAttention(attention_axes=(1, 2)) on (B, H, W, C): rows b c of the keys and f g
+    # of the queries, then the weights (B, N, H, W, H, W) times V (B, H, W, N, D)
+    scores = ProductAxes(("abcde", "afgde"), "adfgbc")  # K, Q -> (B, N, Hq, Wq, Hk, Wk)
+    roles = score_roles(scores, "fg", "bc")
+    assert (roles.first, roles.second, roles.batch) == (1, 0, "ad")
+    assert score_roles(scores, "fb", "gc") is None  # a query axis in the keys: not scores
+    output = ProductAxes(("abcdef", "aefbg"), "acdbg")
+    roles = output_roles(output, 0, spans=2)
+    assert (roles.batch, roles.rows, roles.cols) == ("ab", "cd", "ef")
+    assert output_roles(output, 0) is None  # over one axis, f is not summed alone
+    v = RNG.normal(size=(2, 3, 4, 5, 6))  # (B, H, W, N, D)
+    out = canonical(v, "aefbg", "ab", "ef", (2, 5))  # (B, N, H·W, D), pixels row-major
+    np.testing.assert_array_equal(out, v.transpose(0, 3, 1, 2, 4).reshape(2, 5, 12, 6))

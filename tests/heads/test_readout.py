@@ -10,8 +10,8 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
+from inspection_support import inspected
 
-from attnviz.heads import inspect
 from attnviz.heads.readout import MASKED_LOGIT, _kv_heads, _split_mask
 
 RNG = np.random.default_rng(51)
@@ -63,7 +63,7 @@ def test_every_mask_shape_keras_broadcasts_is_read(layer_and_x, name):
 
     model = WithMask()
     model(x)
-    (call,) = inspect(model, x).calls
+    (call,) = inspected(model, x).calls
     np.testing.assert_array_equal(call.mask, meant[:, 0])
     assert call.head_mask is None
     np.testing.assert_array_equal(call.head_masks, meant)
@@ -82,7 +82,7 @@ def test_a_per_head_mask_is_kept_per_head(layer_and_x):
 
     model = WithMask()
     model(x)
-    (call,) = inspect(model, x).calls
+    (call,) = inspected(model, x).calls
     np.testing.assert_array_equal(call.head_mask, per_head)
     np.testing.assert_array_equal(call.mask, per_head.any(axis=1))  # allowed in some head
     np.testing.assert_allclose(call.weights, _weights(layer, x, per_head), atol=1e-5)
@@ -94,7 +94,7 @@ def test_implicit_keras_masks_are_read(layer_and_x):
     t_in = keras.Input((T,), dtype="int32")
     embedded = keras.layers.Embedding(10, D, mask_zero=True)(t_in)  # carries the padding mask
     model = keras.Model(t_in, layer(embedded, embedded, use_causal_mask=True))
-    (call,) = inspect(model, tokens).calls
+    (call,) = inspected(model, tokens).calls
     allowed = PAD[:, :, None] & PAD[:, None, :] & CAUSAL  # queries, keys and causal
     np.testing.assert_array_equal(call.mask, allowed)
 
@@ -109,7 +109,7 @@ def test_a_mask_added_as_minus_ten_thousand_is_a_mask_and_a_large_bias_is_not():
     bias = np.array([[0.0, -1e4, -3000.0]] * 3, "float32")  # old BERT's mask; a far penalty
     layer = Biased(name="biased")
     layer(x, bias=bias)
-    (call,) = inspect(layer, x, bias=bias).calls
+    (call,) = inspected(layer, x, bias=bias).calls
     np.testing.assert_array_equal(call.mask[0], np.array([[True, False, True]] * 3))
     assert -1e4 < MASKED_LOGIT < -3000 + 50
 

@@ -155,3 +155,31 @@ def test_bad_sort_arguments_are_rejected():
         sort_heads([], "first")
     with pytest.raises(ValueError, match="`n` must be 1 or more"):
         top_heads(summaries, "first", n=0)
+
+
+def test_induction_score_is_the_language_models_on_one_text():
+    from attnviz.learn.lm_metrics import induction_scores
+
+    rng = np.random.default_rng(3)
+    tokens = [0, 5, 6, 7, 5, 6, 7, 2]  # <s> then a run written twice, then a new token
+    w = np.tril(rng.random((2, 3, 8, 8)))  # (L, H, T, T), causal
+    w /= w.sum(-1, keepdims=True)
+    summaries = head_summaries(w, tokens=tokens)
+    expected = induction_scores(w[None], np.array([tokens]))  # (L, H), lm_metrics' own
+    got = summary_table(summaries, "induction")
+    np.testing.assert_allclose(got, expected)
+    # by hand: rows 4, 5, 6 (the second run) have targets 2, 3, 4
+    by_hand = np.mean([w[1, 2, 4, 2], w[1, 2, 5, 3], w[1, 2, 6, 4]])
+    assert got[1, 2] == pytest.approx(by_hand)
+    assert head_summaries(w)[0].induction is None  # no tokens, no induction score
+
+
+def test_induction_score_is_nan_where_nothing_repeats_and_needs_self_attention():
+    w = np.tril(np.ones((1, 4, 4)))
+    w /= w.sum(-1, keepdims=True)
+    assert math.isnan(head_summaries(w, tokens=list("abcd"))[0].induction)
+    for tokens in (list("abc"), "abcd"):  # one too few; a string, not a list of tokens
+        with pytest.raises(ValueError, match="one token per query row: 4"):
+            head_summaries(w, tokens=tokens)
+    with pytest.raises(ValueError, match="as many keys as queries"):
+        head_summaries(np.ones((1, 2, 3)) / 3, tokens=list("ab"))

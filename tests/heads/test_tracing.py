@@ -10,9 +10,9 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from inspection_support import inspected
 from tensorflow.python.framework import op_callbacks
 
-from attnviz.heads import inspect
 from attnviz.heads.tracing import tracing
 
 RNG = np.random.default_rng(71)
@@ -83,7 +83,7 @@ def test_inspect_while_another_thread_uses_the_model():
     worker = threading.Thread(target=keep_calling)
     worker.start()
     try:
-        results = [inspect(model, x) for _ in range(5)]
+        results = [inspected(model, x) for _ in range(5)]
     finally:
         stop.set()
         worker.join()

@@ -13,6 +13,7 @@ import importlib
 import keras
 import numpy as np
 import pytest
+from inspection_support import inspected
 from user_models import (
     GPT2_TEXT,
     MHA_HEADS,
@@ -25,7 +26,6 @@ from user_models import (
 
 from attnviz.core import limits
 from attnviz.heads import user_model
-from attnviz.heads.inspection import inspect
 from attnviz.heads.model_text import next_tokens, text_inputs
 from attnviz.heads.text_run import run_text
 from attnviz.heads.user_model import load_model, looks_like_path
@@ -66,7 +66,7 @@ def test_a_gpt2_preset_loads_as_its_causal_lm_with_its_tokenizer(gpt2, folders):
     assert gpt2.vocabulary_size == gpt2.tokenizer.vocabulary_size() == 42
     assert gpt2.max_tokens == 64  # its position embedding's length
     assert gpt2.source == str(folders["gpt2"].resolve())
-    assert gpt2.description.startswith("GPT2CausalLM (")
+    assert gpt2.description.startswith("GPT2CausalLM (") and gpt2.name == "GPT2CausalLM"
     assert "tokenized by its GPT2Tokenizer" in gpt2.description
 
 
@@ -75,6 +75,8 @@ def test_a_keras_file_loads_without_a_tokenizer(mha, folders):
     assert (mha.tokenizer, mha.causal_lm, mha.max_tokens) == (None, False, None)
     assert mha.vocabulary_size == MHA_VOCABULARY  # from its Embedding layer
     assert "no tokenizer: type token ids" in mha.description
+    # its own name, not Keras's class "Functional" (which says nothing of the model)
+    assert mha.name == "tiny_mha" and mha.description.startswith("tiny_mha (a Keras Functional")
 
 
 def test_text_is_tokenized_with_the_start_token_first(gpt2, llama):
@@ -116,7 +118,7 @@ def test_a_model_without_tokenizer_takes_typed_ids(mha, typed, ids):
 @pytest.mark.parametrize(
     ("typed", "message"),
     [
-        ("", "Token ids to run the model on is missing"),
+        ("", "Token ids to run the model on are missing"),
         ("3 x 5", r"whole numbers from 0 to 49, separated by spaces or commas. Received: 'x'"),
         ("3 -1", r"Received: '-1'"),
         ("3 50", r"below the vocabulary size 50: from 0 to 49. Received: 50"),
@@ -139,7 +141,7 @@ def test_next_token_is_the_softmax_of_the_causal_lms_own_last_logits(gpt2):
     made = text_inputs(gpt2, GPT2_TEXT)
     logits = np.asarray(gpt2.model(made.inputs), dtype=np.float64)[0, -1]  # (V,) a plain call
     expected = np.exp(logits - logits.max()) / np.exp(logits - logits.max()).sum()
-    predicted = next_tokens(gpt2, inspect(gpt2.model, made.inputs).outputs)
+    predicted = next_tokens(gpt2, inspected(gpt2.model, made.inputs).outputs)
     assert len(predicted) == 5
     order = np.argsort(-expected, kind="stable")[:5]
     assert [p.token_id for p in predicted] == order.tolist()

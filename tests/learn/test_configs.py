@@ -99,6 +99,6 @@ def test_a_language_model_s_heads():
 def test_the_language_model_recipes():
     assert LM_RECIPES["induction"].network == LMConfig()
     induction = LM_RECIPES["induction"].training
-    assert (induction.epochs, induction.n_pairs, induction.learning_rate) == (60, 4096, 5e-3)
+    assert (induction.epochs, induction.n_pairs, induction.learning_rate) == (100, 4096, 5e-3)
     assert (LM_TRAINING.epochs, LM_TRAINING.batch_size) == (30, 64)
     assert LM_RECIPES["text"].network == LMConfig() and LM_RECIPES["text"].training.n_pairs == 512

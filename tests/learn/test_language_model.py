@@ -20,7 +20,7 @@ from attnviz.learn.pretrained import load_lm
 
 pytestmark = pytest.mark.slow  # builds and runs language models
 
-EXAMPLE = get_lm_task("induction").example  # 18 letters, then the last 13 of them again
+EXAMPLE = get_lm_task("induction").example  # 3 letters, a run of 9, 2 letters, the run again
 CONFIGS = {
     "rope-pre": LMConfig(),
     "alibi-post-gqa": LMConfig(position="alibi", norm="post", kv_heads=2),
@@ -54,7 +54,7 @@ def test_the_trace_recomputes_every_head_from_its_inputs_and_kernels(untrained):
     trace = untrained.trace(EXAMPLE)
     c = untrained.config
     assert sorted(trace.results) == [("causal", layer) for layer in range(c.layers)]
-    assert trace.inputs.shape == (c.layers, 32, 32)
+    assert trace.inputs.shape == (c.layers, len(EXAMPLE) + 1, 32)  # (L, T, D)
     for layer in range(c.layers):
         result = trace.results[("causal", layer)]
         np.testing.assert_allclose(result.weights[0], trace.forward.weights[layer], atol=1e-5)
@@ -85,16 +85,16 @@ def test_head_summaries_and_rollout_read_the_weights_as_the_transformer_s(shippe
     best = max(s.previous for s in summaries if s.layer == 0)  # the previous-token head
     assert best > 0.8
     rollout = attention_rollout(weights).rollout
-    assert rollout.shape == (32, 32) and (np.triu(rollout, k=1) == 0).all()
+    assert rollout.shape == (24, 24) and (np.triu(rollout, k=1) == 0).all()
 
 
 def test_the_shipped_model_completes_the_repeated_run(shipped):
     f = shipped.forward(EXAMPLE)
-    # EXAMPLE: 4 letters, a run of 14 (EXAMPLE[4:18]), then the run again but its last letter
-    # (positions 19 to 31 after <s>). Each of them predicts the letter that followed it the
-    # first time: EXAMPLE[5:18], the missing last letter included.
-    assert EXAMPLE[18:] == EXAMPLE[4:17]
-    assert "".join(f.predicted[19:]) == EXAMPLE[5:18]
+    # EXAMPLE: 3 letters, a run of 9 (EXAMPLE[3:12]), 2 letters, then the run again
+    # (positions 15 to 23 after <s>). Each letter of the copy predicts the one that followed
+    # it before: the copy's next letter, and after the last one the first of the 2 letters.
+    assert EXAMPLE[14:] == EXAMPLE[3:12]
+    assert "".join(f.predicted[15:]) == EXAMPLE[15:] + EXAMPLE[12]
 
 
 def test_ablation_switches_heads_off_inside_the_same_function(shipped):

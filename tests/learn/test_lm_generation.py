@@ -61,9 +61,10 @@ def test_the_cache_view_equals_decode_with_cache_on_the_traced_heads(shipped):
 
 
 def test_the_shipped_model_copies_a_run_it_has_seen(shipped):
-    example = shipped.task.example  # 4 letters, a run of 14, the run again but its last letter
-    g = generate(shipped, example[:23], 9)  # the second run's first 5 letters given
-    assert g.generated == example[23:] + example[17]  # the rest of the run, copied
+    example = shipped.task.example  # 3 letters, a run of 9, 2 letters, the run again
+    g = generate(shipped, example[:16], 15)  # the copy's first 2 letters given
+    # the rest of the copy, then what followed the run the first time: 2 letters, the run
+    assert g.generated == example[16:] + example[12:20]
 
 
 def test_sampling_is_seeded_and_greedy_is_the_most_likely(shipped):

@@ -13,6 +13,7 @@ from user_models import GPT2_MERGES, gpt2_vocabulary, mha_model
 import attnviz
 from attnviz import viewer
 from attnviz.heads.user_model import load_model
+from attnviz.ui.server_config import WARM_UP_ENV
 
 
 @pytest.fixture(scope="module")
@@ -80,10 +81,15 @@ def test_a_tokenizer_with_a_plain_keras_model_is_refused(gpt2_in_memory, tmp_pat
 
 
 @pytest.mark.slow
-def test_view_starts_the_app_in_the_background_and_stop_all_ends_it(gpt2_in_memory):
+def test_view_starts_the_app_in_the_background_and_stop_all_ends_it(gpt2_in_memory, monkeypatch):
+    monkeypatch.delenv(WARM_UP_ENV, raising=False)  # the server warms up, as a user's does
     url = attnviz.view(*gpt2_in_memory)
     (started,) = viewer._STARTED
     try:
+        # it returns once the page is ready: the model loaded and run once (before: as soon as
+        # the server answered, ~10 s before the page could show the model)
+        log = started.log.read_text()
+        assert viewer.MODEL_READY in log and "warm-up of model failed" not in log
         assert url == f"{started.url}" and url.startswith("http://localhost:")
         assert url.endswith("/model")
         port = url.rsplit(":", 1)[1].split("/")[0]

@@ -246,7 +246,13 @@ ERROR_CASES = [
         id="encoder_2d",
     ),
     pytest.param({"n": 13}, r"`n` must be from 1 to 12\. Received: 13\.", id="n_13"),
-    pytest.param({"h": 17}, r"`h` must be from 1 to 16\. Received: 17\.", id="h_17"),
+    pytest.param({"h": 0}, r"`h` must be 1 or more\. Received: 0\.", id="h_0"),
+    pytest.param(
+        {"h": 8192, "d_k": 1024, "d_v": 1024},  # any number of heads, but not past memory
+        r"the attention weights of all layers \(layers × 2 attentions × weights each\) would "
+        r"have 2 × 2 × 268,435,456 = 1,073,741,824 numbers; the limit is 268,435,456 per array",
+        id="too_many_weights",
+    ),
     pytest.param(
         {"d_model": 2048}, r"`d_model` must be from 1 to 1024\. Received: 2048\.", id="d_model"
     ),

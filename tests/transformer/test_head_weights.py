@@ -37,7 +37,7 @@ def test_none_means_one_kv_head_per_query_head():
     [
         (4, r"Received: num_heads=6, num_kv_heads=4\. Allowed for 6 heads: 1, 2, 3, 6 "),
         (True, r"`num_kv_heads` must be a whole number\. Received: True\."),
-        (17, r"`num_kv_heads` must be from 1 to 16\. Received: 17\."),
+        (7, r"`num_kv_heads` must be from 1 to 6\. Received: 7\."),  # at most one per query head
     ],
     ids=["not-dividing", "bool", "too-many"],
 )

@@ -191,13 +191,19 @@ def test_weights_are_reproducible_and_given_ones_are_kept():
 
 X8 = np.ones((3, 8))
 ERROR_CASES = [
-    pytest.param({"num_heads": 0}, r"`num_heads` must be from 1 to 16\. Received: 0\.", id="h0"),
-    pytest.param({"num_heads": 17}, r"`num_heads` must be from 1 to 16\. Received: 17", id="h17"),
+    pytest.param({"num_heads": 0}, r"`num_heads` must be 1 or more\. Received: 0\.", id="h0"),
+    pytest.param(
+        {"num_heads": 2**24 + 1},
+        r"`num_heads` is too large: every head scores at least one attention cell and the limit "
+        r"is 16,777,216 cells \(the memory the weights take\)\. Received: 16,777,217\.",
+        id="h_past_memory",
+    ),
     pytest.param({"num_heads": 2.0}, r"`num_heads` must be a whole number", id="h_float"),
     pytest.param(
         {"num_heads": 3},
-        r"d_model must be divisible by `num_heads`.*Received: d_model=8 \(columns of `query`\), "
-        r"num_heads=3\. Allowed num_heads for d_model=8: 1, 2, 4, 8\.",
+        r"d_model must be divisible by `num_heads` when `d_k` or `d_v` is not given.*Received: "
+        r"d_model=8 \(columns of `query`\), num_heads=3\. Allowed num_heads for d_model=8: 1, 2, "
+        r"4, 8; or give `d_k` and `d_v` \(any head size",
         id="not_divisible",
     ),
     pytest.param(
@@ -208,16 +214,28 @@ ERROR_CASES = [
     pytest.param(
         {
             "num_heads": 16,
-            "d_k": 65,
+            "d_k": 1025,
+            "d_v": 4,
             "query": np.ones((3, 16)),
             "key": np.ones((3, 16)),
             "value": np.ones((3, 16)),
         },
-        r"`d_k` is too large: 16 heads × 65 = 1040 .*limit is 1024.*at most 64 per head",
+        r"`d_k` must be from 1 to 1024\. Received: 1025\.",  # per head: any H·Dk within memory
         id="d_k_too_large",
     ),
     pytest.param(
-        {"num_heads": 2, "d_v": 0}, r"`d_v` must be 1 or more\. Received: 0\.", id="d_v_0"
+        {
+            "num_heads": 1,
+            "query": np.ones((2, 2048)),
+            "key": np.ones((2, 2048)),
+            "value": np.ones((2, 2048)),
+        },
+        r"`d_k` defaults to d_model / num_heads = 2048 / 1 = 2048 features per head; at most "
+        r"1024 are allowed\. Give `d_k` \(any size from 1 to 1024\), or use more heads\.",
+        id="default_head_too_large",
+    ),
+    pytest.param(
+        {"num_heads": 2, "d_v": 0}, r"`d_v` must be from 1 to 1024\. Received: 0\.", id="d_v_0"
     ),
     pytest.param(
         {"num_heads": 2, "params": {"W": np.eye(8)}},
@@ -300,6 +318,67 @@ def test_grouped_heads_match_keras_group_query_attention(num_heads, num_kv_heads
     assert ours.num_kv_heads == num_kv_heads
     assert ours.params["W_K"].shape == (num_kv_heads, d_model, ours.d_k)
     assert ours.shared_key_heads.shape == (2, num_kv_heads, 5, ours.d_k)
+
+
+# Real models' sizes: many query heads on fewer K/V heads, with a head size independent of the
+# width (Keras's `head_dim`), so that H·Dk != D and D need not be divisible by H.
+REAL_SIZES = [  # (H, G, Dk, D)
+    pytest.param(32, 8, 4, 48, id="32q_8kv_dk4_width48"),  # 48 % 32 != 0, H·Dk = 128
+    pytest.param(40, 8, 3, 50, id="40q_8kv_dk3_width50"),  # 40 heads, as Llama 2 13B
+    pytest.param(64, 16, 32, 24, id="64q_16kv_dk32_width24"),  # H·Dk = 2048 > 1024 features
+    pytest.param(128, 8, 2, 12, id="128q_8kv_dk2_width12"),  # Llama 3.1 405B's 128 heads
+    pytest.param(32, 8, 2, 4096, id="32q_8kv_dk2_width4096"),  # Llama 3 8B's width, > 1024
+]
+
+
+@pytest.mark.parametrize(("num_heads", "num_kv_heads", "head_dim", "d_model"), REAL_SIZES)
+def test_many_heads_and_free_head_sizes_match_keras_group_query_attention(
+    num_heads, num_kv_heads, head_dim, d_model
+):
+    query = RNG.standard_normal((2, 4, d_model))
+    source = RNG.standard_normal((2, 4, d_model))
+    ours = compute_multihead(
+        query, source, source, num_heads=num_heads, num_kv_heads=num_kv_heads, d_k=head_dim,
+        d_v=head_dim, causal=True, key_padding_mask=[[1, 1, 1, 0], [1, 1, 1, 1]], seed=3,
+    )  # fmt: skip
+    layer = _keras_gqa(ours.params, num_heads, num_kv_heads, head_dim, d_model)
+    out, weights = layer(
+        query, source, source, attention_mask=ours.mask, return_attention_scores=True
+    )  # (B, T, D), (B, H, T, S)
+    assert ours.weights.shape == (2, num_heads, 4, 4) and ours.output.shape == (2, 4, d_model)
+    # float32 projections summing D products: the rounding grows with the width (1e-6 at 4096)
+    np.testing.assert_allclose(ours.weights, np.asarray(weights), rtol=1e-5, atol=2e-6)
+    np.testing.assert_allclose(ours.output, np.asarray(out), rtol=1e-5, atol=1e-5)
+    assert ours.concat.shape == (2, 4, num_heads * head_dim)
+    assert ours.costs.param_count == d_model * head_dim * (2 * num_heads + 2 * num_kv_heads)
+
+
+def test_a_width_not_divisible_by_the_heads_matches_keras_multihead_attention():
+    x = RNG.standard_normal((2, 3, 10))  # D = 10 with 4 heads of Dk = 3, Dv = 5
+    ours = compute_multihead(x, x, x, num_heads=4, d_k=3, d_v=5, causal=True, seed=8)
+    out, weights = _keras_mha(ours.params, 4, 3, 5, 10)(
+        x, x, attention_mask=ours.mask, return_attention_scores=True
+    )
+    np.testing.assert_allclose(ours.weights, np.asarray(weights), atol=1e-6)
+    np.testing.assert_allclose(ours.output, np.asarray(out), atol=1e-5)
+
+
+def test_the_weights_of_the_largest_models_are_within_the_memory_limit():
+    from attnviz.transformer.multihead import _check_head_sizes
+
+    # Llama 3.1 405B: D = 16384, 128 query heads on 8 K/V heads of 128 features (W_Q: 2**28)
+    assert _check_head_sizes(16384, 128, 128, 128, 8) == (128, 128)
+    with pytest.raises(ValueError, match=r"the weight W_O \(heads × D × size\) would have 128 × "
+                       r"16,384 × 129 = 270,532,608 numbers; the limit is 268,435,456 per array "
+                       r"\(1 GiB of float32\)\. Use fewer heads"):  # fmt: skip
+        _check_head_sizes(16384, 128, 128, 129, 8)
+
+
+def test_the_projected_heads_are_kept_within_the_memory_limit():
+    x = np.ones((1, 40, 1))  # 8192 heads × 40 × 40 cells fit; their queries do not
+    with pytest.raises(ValueError, match=r"the heads \(sequences × heads × tokens × features\) "
+                       r"would have 1 × 8,192 × 40 × 1,024 = 335,544,320 numbers"):  # fmt: skip
+        compute_multihead(x, x, x, num_heads=8192, d_k=1024, d_v=1024)
 
 
 def test_query_heads_of_a_group_read_the_same_keys_and_values():
@@ -406,7 +485,7 @@ def test_new_mask_rules_reach_every_head():
         ({"num_heads": 4, "num_kv_heads": 3}, r"`num_kv_heads` must divide `num_heads`, so that "
          r"every K/V head serves the same number of query heads\. Received: num_heads=4, "
          r"num_kv_heads=3\. Allowed for 4 heads: 1, 2, 4 \(1 = multi-query, 4 = multi-head\)\."),
-        ({"num_heads": 2, "num_kv_heads": 0}, r"`num_kv_heads` must be from 1 to 16\. Received: 0"),
+        ({"num_heads": 2, "num_kv_heads": 0}, r"`num_kv_heads` must be from 1 to 2\. Received: 0"),
         ({"num_heads": 4, "d_k": 3, "position": "rope"}, r"the features per head \(d_k\) must be "
          r"even\. Received: d_k=3\."),
         ({"num_heads": 2, "sinks": 9}, r"`sinks` asks for 9 sink tokens"),

@@ -104,13 +104,15 @@ def _entropy_bits(row: np.ndarray) -> float:
 def test_the_page_loads_the_chart_code_in_a_hidden_container(fresh):
     import streamlit as st
 
-    from attnviz.ui import loading
+    from attnviz.ui import loading, presenter
 
     html = [e.proto.body for e in fresh.get("html")]
-    script = [body for body in html if "<script>" in body]
+    script = [body for body in html if "<script>" in body and "PlotlyChart" in body]
     assert len(script) == 1 and all(
         e.proto.unsafe_allow_javascript for e in fresh.get("html") if "<script>" in e.proto.body
     )
+    # the page's only other script is our own constant one (tick labels, the SVG button)
+    assert [b for b in html if "<script>" in b and b not in script] == [presenter.CHART_SCRIPT]
     chunk = re.search(r"'(PlotlyChart\.[\w-]+\.js)'", script[0]).group(1)
     assert (Path(st.__file__).parent / "static" / "static" / "js" / chunk).is_file()
     hidden = f".st-key-{loading.CHART_CODE_KEY}, :has(> .st-key-{loading.CHART_CODE_KEY})"
@@ -309,6 +311,34 @@ def test_the_preset_box_follows_the_inputs(at):
     assert at.toggle(key="scale").value is True and teaches in ui.captions(at)
     at.button_group(key="source").set_value("random").run()
     assert ui.preset_box(at).value == "custom"
+
+
+def test_a_presets_numbers_under_other_settings_are_called_so(at):
+    # lesson 5: the numbers stay the preset's when the score changes; the box said "Custom:
+    # your own inputs" and the caption "the numbers below are yours"
+    _select_preset(at, "03_one_hot")
+    title = shipped_presets()["03_one_hot"].title
+    at.radio(key="score").set_value("general").run()
+    ui.assert_ok(at)
+    box = ui.preset_box(at)
+    assert box.value == "custom" and box.options[0] == f"Custom: other settings on “{title}”"
+    said = ui.captions(at)
+    assert "not a preset's" not in said and "yours" not in said
+    assert f"The numbers are those of “{title}”; the settings differ from it (score)" in said
+    at.button(key="reset_preset").click().run()  # Reset brings the preset's settings back
+    assert ui.preset_box(at).value == "03_one_hot" and at.radio(key="score").value == "dot"
+
+
+def test_a_link_to_a_head_trained_in_a_session_says_it_cannot_open_it():
+    # a session's model is gone with its session: the reload says so instead of showing
+    # the NumPy lab's numbers as if they were the head
+    came = "a Transformer trained in this session, cross · layer 0 · head 1"
+    at = ui.new_session("matrices", **{"from": f"session:{came}"})
+    assert not at.exception
+    (message,) = ui.errors(at)
+    assert message.startswith(f"This link opened {came}: a model trained in a browser session")
+    assert "no link can open it again" in message
+    assert ui.weights(at).shape == (2, 2) and "from" not in at.query_params  # the page works
 
 
 def test_a_link_to_random_inputs_opens_with_the_box_saying_custom():
@@ -719,7 +749,8 @@ def test_lines_view_is_a_tab_of_its_own(at):
     frames = at.get("iframe")
     assert len(frames) == 1 and ui.titles(at) == []
     html = str(frames[0].proto)
-    assert "Hover a token" in html and "[1, 0, 0.1503]" in html  # causal lab weights as lines
+    # the causal lab's weights, drawn as lines
+    assert "Tap or hover a token" in html and "[1, 0, 0.1503]" in html
 
 
 def test_step_by_step_view(at):
@@ -1063,4 +1094,77 @@ def test_changing_the_heads_snaps_the_kv_heads_to_fit(heads, kv_heads, new_heads
     at.number_input(key=three_ways.HEADS.key).set_value(new_heads).run()
     ui.assert_ok(at)  # no "g must divide h" error
     assert at.number_input(key=three_ways.KV_HEADS.key).value == follows
-    assert f"{new_heads} query heads on {follows} K/V heads" in ui.captions(at)
+    kv = f"{follows} K/V head" + ("" if follows == 1 else "s")  # "1 K/V head", not "heads"
+    assert f"{new_heads} query heads on {kv}" in ui.captions(at)
+
+
+# ------------------------------------------- every caption, formula and title follows the chart
+
+
+@pytest.mark.parametrize("score", ["dot", "general", "concat"])
+def test_the_step_by_step_formulas_follow_the_scaling(score):
+    # the formula said /√d_k while the summary said "no scaling"
+    at = ui.new_session("matrices", score=score, scale="false", view="Step by step")
+    ui.assert_ok(at)
+    assert "no scaling" in ui.captions(at)
+    formulas = [tex.value for tex in at.main.latex]
+    assert formulas and not [tex for tex in formulas if "sqrt" in tex], formulas
+    assert any("2 · Scaling is off" in m.value for m in at.markdown)  # its caption too
+    at.toggle(key="scale").set_value(True).run()
+    assert sum(r"\sqrt{d_k}" in tex.value for tex in at.main.latex) >= 4  # 2, 4, 5, 6 and all
+
+
+def test_the_captions_speak_of_one_thing_in_the_singular():
+    # "keys within 1 positions", "1 rows": every count said from the number drawn
+    at = ui.new_session(
+        "matrices", source="Random", r_t="2", r_s="2", window_on="true", window="1",
+        view="KV cache", cache_t="0",
+    )  # fmt: skip
+    ui.assert_ok(at)
+    said = ui.captions(at)
+    assert "2 queries × 2 keys ·" in said and "keys within 1 position" in said
+    assert "the new token's query scores the 1 cached key (1 visible)" in said
+    assert "The cache holds 1 row," in said
+    assert not re.search(r"\b1 (positions|rows|keys|queries)\b", said), said
+    one = ui.new_session("matrices", source="Random", r_t="1", r_s="1", view="Row statistics")
+    ui.assert_ok(one)
+    said = ui.captions(one)
+    assert "1 query × 1 key ·" in said and "uniform over the one key" in said
+
+
+def test_the_focus_row_is_named_once():
+    # typed rows are their own numbers: "Weights of query 0", not "Weights of query 0 (0)"
+    at = ui.new_session("matrices", source="Random", r_t="300", r_s="300", focus="3")
+    ui.assert_ok(at)
+    assert "Weights of query 3" in ui.titles(at)
+    assert not any("query 3 (3)" in title for title in ui.titles(at))
+
+
+@pytest.mark.parametrize("tab", ["Step by step", "KV cache", "Tiled", "Compare", "Positions"])
+def test_overviews_promise_no_focus_row_outside_the_heatmaps(tab):
+    # only the Heatmaps tab has the focus-row view; Compare's narrow charts keep their notes
+    scheme = {"position": "alibi"} if tab == "Positions" else {}  # a scheme to draw
+    at = ui.new_session("matrices", source="Random", r_t="300", r_s="300", view=tab, **scheme)
+    ui.assert_ok(at)
+    notes = [t for t in ui.titles(at) if "overview" in t]
+    assert notes, ui.titles(at)
+    assert not [t for t in notes if "focus-row" in t]
+    for title in notes:  # each small line fits a third of a page (Compare's three charts)
+        lines = re.findall(r"<sup>(.*?)</sup>", title)
+        assert lines and max(len(line) for line in lines) <= 36, title
+
+
+def test_a_heads_numbers_edited_are_no_longer_called_the_heads(at):
+    from attnviz.inputs.problem import LearnedWeights
+
+    texts = tuple(at.text_area(key=k).value for k in ("q_text", "k_text", "v_text"))
+    at.session_state["learned"] = LearnedWeights({}, (("a", "b"), ("c", "d")), "a test head", "N.")
+    at.session_state["opened_texts"] = texts  # as "Open this head step by step" fills them
+    at.run()
+    ui.assert_ok(at)
+    assert ui.preset_box(at).options[0] == "From a test head"
+    assert "Q, K and V of a test head. N." in ui.captions(at)
+    at.text_area(key="q_text").input("1 0 0\n0 2 0").run()  # the user changes a number
+    assert ui.preset_box(at).options[0] == "Custom: edited from a test head"
+    said = ui.captions(at)
+    assert "Q, K and V of a test head. N." not in said and "you have changed them" in said

@@ -122,7 +122,10 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     at.button[-1].click().run()
     ui.assert_ok(at)
     assert ui.current_mode(at) == "matrices"
-    assert "Trained weights from Learn" in ui.captions(at)
+    came = "the shipped GRU translator (Dates → ISO 8601), "  # what it is: the box, the caption
+    assert ui.preset_box(at).options[0].startswith("From " + came)
+    assert f"Q, K and V of {came}{score} score, step 3" in ui.captions(at)
+    assert ("The score's weights are the trained ones" in ui.captions(at)) == (score != "dot")
     at.session_state["view"] = "Heatmaps"
     at.run()
     expected = model.translate(text).weights[3]
@@ -132,12 +135,13 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     assert ui.preset_box(at).value == "custom"  # the box says where they came from
     shared = ui.new_session("matrices", **{"from": origin, "view": "Heatmaps"})
     ui.assert_ok(shared)
-    assert "Trained weights from Learn" in ui.captions(shared)
+    assert f"Q, K and V of {came}" in ui.captions(shared)
     np.testing.assert_allclose(ui.weights(shared)[0], expected, atol=1e-5)
-    at.button(key="forget_learned").click().run()  # back to weights drawn from the seed
-    assert "Trained weights" not in ui.captions(at) and "from" not in at.query_params
+    if score != "dot":  # a dot score has no weights to swap for seeded ones
+        at.button(key="forget_learned").click().run()  # back to weights drawn from the seed
+        assert "trained ones" not in ui.captions(at) and "from" not in at.query_params
     ui.preset_box(shared).set_value("03_one_hot").run()  # a preset forgets it too
-    assert "Trained weights" not in ui.captions(shared) and "from" not in shared.query_params
+    assert came not in ui.captions(shared) and "from" not in shared.query_params
 
 
 def test_training_in_the_session_survives_reruns_and_clear_session(monkeypatch):
@@ -300,7 +304,7 @@ def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transfor
     next(b for b in at.button if "step by step" in b.label).click().run()
     ui.assert_ok(at)
     assert ui.current_mode(at) == "matrices"
-    assert "Transformer, cross · layer 0 · head 1" in ui.captions(at)
+    assert "the shipped Transformer (Dates → ISO 8601), cross · layer 0 · head 1" in ui.captions(at)
     at.session_state["view"] = "Heatmaps"
     at.run()
     expected = transformer.trace(get_task("dates").example[0]).translation.cross[0, 1]

@@ -11,6 +11,7 @@ from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
 from attnviz import encode_sentences
+from attnviz.core import limits
 from attnviz.transformer.way_attention import compute_way
 from attnviz.ui.modes import three_ways
 from attnviz.ui.modes.three_ways import HEADS_TITLE
@@ -111,6 +112,29 @@ def test_heads_that_do_not_divide_d_model_are_explained(params, words):
     assert at.text_area(key="src_text").value  # the input is still there
 
 
+@pytest.mark.parametrize(
+    ("mode", "params", "said"),
+    [
+        ("Multi-head", {"mh_h": "32"}, ["heads; the link asks for 32, so it shows 4. In Python, "
+                                        "`compute_multihead` takes any number of heads"]),
+        ("Decoder", {"dec_h": "128", "dec_batch": "65"},
+         ["sequences; the link asks for 65, so it shows 64. In Python, `run_decoder` takes up to "
+          "1,024 sequences.", "heads; the link asks for 128, so it shows 8. In Python, "
+          "`run_decoder` takes any number of heads"]),
+    ],
+    ids=["multi-head", "decoder"],
+)  # fmt: skip
+def test_a_link_past_the_pages_own_limits_says_them(mode, params, said):
+    at = _open(mode, **params)  # the maths takes these sizes; the page draws fewer
+    shown = [i.value for i in at.main.info]
+    assert len(shown) == len(said)
+    for message, words in zip(shown, said, strict=True):
+        assert message.startswith("This page takes at most ") and words in message, message
+    assert any(f"at most {limits.APP_HEADS} heads" in m for m in shown)
+    (heads,) = [n for n in at.number_input if n.key in params and n.key.endswith("_h")]
+    assert heads.max == limits.APP_HEADS and heads.value < limits.APP_HEADS
+
+
 def test_mismatched_source_and_target_lines_in_cross():
     at = _open("Multi-head", way="cross")
     at.text_area(key="target").input("only one line").run()
@@ -122,7 +146,7 @@ def test_line_view_carries_the_enlarged_head():
     at = _open("Multi-head")
     frames = at.get("iframe")
     assert frames, "the line view is drawn in an iframe"
-    assert "Hover a token" in str(frames[0].proto)
+    assert "Tap or hover a token" in str(frames[0].proto)
 
 
 def test_decoder_runs_the_tutorial_sizes():
@@ -253,3 +277,19 @@ def test_the_decoder_model_view_draws_every_layer_and_head():
     assert at.selectbox(key="mv_head").value == "cross/5/0"  # no alignment: last layer
     assert ui.chart(at, "cross · layer 5 · head 0")
     assert ui.chart(at, "Rollout of the decoder self-attention")
+
+
+def test_heads_sort_only_by_what_means_something_here():
+    # random decoder weights: cross heads, but no known alignment, so no alignment sort; a link
+    # asking for one sorts by the first offered summary instead of drawing every head as "–"
+    from attnviz.heads.summaries import SUMMARY_LABELS
+
+    at = _open(
+        "Decoder", dec_view="Model view", dec_h="2", dec_n="2", dec_batch="1",
+        mv_by=SUMMARY_LABELS["alignment"],
+    )  # fmt: skip
+    box = at.selectbox(key="mv_by")
+    assert SUMMARY_LABELS["alignment"] not in box.options
+    assert SUMMARY_LABELS["induction"] not in box.options  # no text that repeats: no such sort
+    assert box.value == "entropy_bits"
+    assert not any("alignment" in d.value.columns for d in at.dataframe)

@@ -124,6 +124,32 @@ def test_compare_view_draws_a_b_and_their_difference(app: App):
     assert "view=Compare" in app.location()
 
 
+def test_every_charts_toolbar_saves_svg_beside_png(app: App):
+    app.open()
+    page = app.page
+    charts = page.locator(".js-plotly-plot")
+    every_chart_has_svg = """() => {
+      const charts = [...document.querySelectorAll(".js-plotly-plot")];
+      return charts.length >= 4 && charts.every((d) => d.querySelector(".attnviz-svg"));
+    }"""
+    app.wait_until(every_chart_has_svg, what="an SVG button in every chart's toolbar")
+    chart = charts.first
+    app.scroll_to(chart)
+    chart.hover()  # the toolbar shows on hover
+    width = chart.evaluate("d => d._fullLayout.width")
+    with page.expect_download() as info:
+        chart.locator(".attnviz-svg").click()
+    svg = info.value
+    assert svg.suggested_filename.startswith("attnviz-") and svg.suggested_filename.endswith(".svg")
+    text = svg.path().read_text()
+    assert text.startswith("<svg") and f'width="{width}"' in text  # at the size shown
+    with page.expect_download() as info:  # the camera still saves a PNG after an SVG
+        chart.locator('.modebar-btn[data-title="Download plot as a PNG"]').click()
+    png = info.value
+    assert png.suggested_filename == svg.suggested_filename.removesuffix(".svg") + ".png"
+    assert png.path().read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_weights_csv_download(app: App):
     app.open()
     app.set_switch(CAUSAL, True)

@@ -7,6 +7,7 @@ import app_support as ui
 import numpy as np
 import pytest
 
+from attnviz.core import limits
 from attnviz.core.attention import compute_attention
 from attnviz.inputs.parsing import parse_matrix_text
 from attnviz.ui import results
@@ -82,6 +83,18 @@ def test_alibi_adds_a_bias_stage_and_a_slope_per_head():
     assert "Slope m = 0.0625" in "\n".join(c.value for c in at.sidebar.caption)
     ui.open_view(at, "Positions")
     assert ui.chart(at, "ALiBi alone")
+
+
+def test_a_link_past_the_pages_alibi_heads_says_the_pages_limit():
+    at = _open(position="ALiBi (linear bias)", alibi_heads="40")  # the maths takes 40 heads
+    said = [i.value for i in at.sidebar.info]
+    assert said == [
+        f"This page takes at most {limits.APP_HEADS} ALiBi heads; the link asks for 40, so it "
+        "shows 8. In Python, `alibi_slopes` and `compute_attention` take any number of heads."
+    ]
+    (heads,) = [n for n in at.number_input if n.key == "alibi_heads"]
+    assert heads.value == 8 and heads.max == limits.APP_HEADS
+    assert heads.help.startswith(f"This page takes at most {limits.APP_HEADS} ALiBi heads.")
 
 
 def test_the_kv_cache_steps_assemble_the_causal_attention():

@@ -14,3 +14,24 @@ def test_a_requested_page_opens_on_the_next_run_once():
     assert ui.current_mode(at) == "cross"
     at.run()  # asked once: the page stays
     assert ui.current_mode(at) == "cross"
+
+
+def test_a_requested_page_opens_with_the_fields_asked_for_once():
+    # `go_to("cross", {"from": ...})`: the page's URL has the fields from its first run (a page
+    # writing them itself would add a step to the browser's history)
+    def script():
+        import streamlit as st
+
+        from attnviz.ui import navigation
+
+        if st.button("go"):
+            navigation.go_to("cross", {"from": "head:dates:cross:0:3:x"})
+        st.write(f"{navigation.take_request()} {navigation.take_fields()}")
+        st.write(f"{navigation.take_request()} {navigation.take_fields()}")
+
+    at = AppTest.from_function(script).run()
+    at.button[0].click().run()
+    assert [m.value for m in at.markdown] == [
+        "cross {'from': ['head:dates:cross:0:3:x']}",
+        "None {}",
+    ]

@@ -53,3 +53,66 @@ def test_a_figure_drawn_at_its_own_size_grows_whole(monkeypatch):
     assert big.layout.height == int(1.5 * fig.layout.height)
     assert big.data[0].marker.size == 1.5 * fig.data[0].marker.size
     assert big.data[0].textfont.size == 1.5 * fig.data[0].textfont.size
+
+
+LESSON_CONTROLS = {  # the lessons that use the sidebar's controls: the ones their text names
+    "lesson-1": "Score function",
+    "lesson-4": "Masked logits become",
+    "lesson-5": "Score function",
+    "lesson-11": "Position scheme",
+}
+
+
+def _labels(part) -> set[str]:
+    return {
+        w.label for kind in ("toggle", "radio", "slider", "number_input") for w in part.get(kind)
+    }
+
+
+def test_presenting_draws_the_sidebar_controls_in_the_page_under_the_lesson():
+    # the presenter view folds the sidebar away: the controls a lesson asks the class to use
+    # are drawn in the page, in an open expander under the lesson's text, and keep their values
+    at = ui.new_session("matrices", present="true")
+    for slug, control in LESSON_CONTROLS.items():
+        ui.open_page(at, slug)
+        ui.assert_ok(at)
+        assert not _labels(at.sidebar), slug  # nothing left in the folded sidebar
+        (settings,) = [e for e in at.main.expander if e.label == presenter.SETTINGS_LABEL]
+        assert control in _labels(settings) and "Causal (look-ahead) mask" in _labels(settings)
+        assert "Presenter view" not in _labels(settings)  # only the sidebar's controls
+    at.toggle(key="causal").set_value(False).run()
+    at.toggle(key="present").set_value(False).run()  # back to the sidebar, the value kept
+    assert "Causal (look-ahead) mask" in _labels(at.sidebar)
+    assert at.toggle(key="causal").value is False
+    assert not [e for e in at.main.expander if e.label == presenter.SETTINGS_LABEL]
+
+
+def test_the_model_view_labels_grow_while_presenting_and_its_cells_stay_in_their_column(
+    monkeypatch,
+):
+    # the model view's grid fits its column: its layer and head labels grow (12 px were ~10 px
+    # high on a projector) to 15 px, what the strip above each layer's cells holds; its size,
+    # sized to the column, stays
+    from attnviz.drawing.model_view import model_view
+
+    fig = model_view(np.full((2, 4, 3, 3), 1 / 3), list("abc"), list("abc"), title="heads")
+    assert presenter.readable(fig) is fig  # not presenting: as it is
+    monkeypatch.setattr(presenter, "presenting", lambda: True)
+    big = presenter.readable(fig).to_dict()["layout"]
+    plain = fig.to_dict()["layout"]
+    assert big["width"] == plain["width"] and big["height"] == plain["height"]
+    assert plain["font"]["size"] == 12 and big["font"]["size"] == 15
+    notes = big["annotations"]  # "layer 0", "layer 1", "head 0" ... "head 3"
+    assert len(notes) == 6 and all(n.get("font", {}).get("size", 15) == 15 for n in notes)
+
+
+def test_the_chart_script_passes_streamlits_sanitiser_whole():
+    # Streamlit's st.html runs DOMPurify, which removes a script whose text has "<" before a
+    # letter, "/" or "!" (its mXSS rule): the script would then silently not run at all
+    import re
+
+    from attnviz.ui.presenter import CHART_SCRIPT
+
+    body = CHART_SCRIPT.removeprefix("<script>").removesuffix("</script>")
+    assert CHART_SCRIPT.startswith("<script>") and CHART_SCRIPT.endswith("</script>")
+    assert re.findall(r"<[/\w!]", body) == []

@@ -97,3 +97,50 @@ def test_no_warm_up_when_the_environment_says_so(server, monkeypatch):
         pool.submit(asyncio.run, serve_once()).result(timeout=60)
     assert not called.is_set()
     assert not any(t.name == "attnviz-warm-up" for t in threading.enumerate())
+
+
+def test_a_page_opened_during_the_warm_up_is_told_what_loads(monkeypatch):
+    # what `note_while_loading` draws above a page while the warm-up is pending or running
+    from attnviz.ui import warmup
+
+    assert warmup.loading_now() is None  # no warm-up here (pytest runs no server)
+    monkeypatch.setattr(warmup, "STEP", ["tensorflow", 2, 9, 0.0])
+    monkeypatch.setattr(warmup.time, "time", lambda: 6.2)
+    warmup.PENDING.set()
+    try:
+        told = warmup.loading_now()
+        monkeypatch.setattr(warmup, "STEP", ["language-model", 8, 9, 0.0])
+        later = warmup.loading_now()
+    finally:
+        warmup.PENDING.clear()
+    assert told == (
+        "The server started 6 s ago and is getting ready (now loading TensorFlow, step 2 of 9); "
+        f"that takes about {warmup.TYPICAL_S} s in all. This page appears by itself as soon as "
+        "what it needs is loaded."
+    )
+    assert "(now loading the Language model page's models, step 8 of 9)" in later
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_a_page_opened_while_the_server_warms_up_says_so_until_it_is_drawn(tabs):
+    # a page opened at once after a start waits for TensorFlow and the warm-up: it says what
+    # loads and how long it takes (before: only Streamlit's running icon, 7-9 s), and the note
+    # goes when the page is drawn
+    from browser_support import OPEN_SECONDS, App
+    from playwright.sync_api import expect
+
+    from deploy import servers
+
+    server = servers.wait_healthy(servers.start("attnviz"))  # with its warm-up
+    page = tabs.take(new_tab=True)
+    try:
+        app = App(page, server.url).start_loading()
+        note = page.get_by_text("is getting ready")
+        note.wait_for(timeout=OPEN_SECONDS * 1000)
+        assert "s in all. This page appears by itself" in note.inner_text()
+        app.wait_opened(charts=4)
+        expect(note).to_have_count(0)
+    finally:
+        tabs.give_back(page)
+        server.stop()

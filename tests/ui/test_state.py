@@ -65,6 +65,29 @@ def test_slots_read_and_write_session_state():
     ]
 
 
+def test_a_lesson_resets_every_setting_and_input_but_keeps_caches_and_the_site_switches():
+    def script():
+        import streamlit as st
+
+        import attnviz.ui.modes  # noqa: F401 - declares every slot of the app
+        from attnviz.ui.state import declared_keys, reset_for_lesson
+
+        keys = declared_keys()
+        for key in ("causal", "q_text", "mv_by", "lm_runs", "present"):
+            keys[key].set("something")
+        keys["pad_keys"].of(0).set([1])
+        keys["uploaded"].of("Q").set(("q.csv", None))
+        reset_for_lesson()
+        st.write(" ".join(sorted(str(k) for k in st.session_state)))
+
+    at = AppTest.from_function(script).run()
+    assert at.markdown[0].value == "lm_runs present uploaded_Q"
+    kept = {key for key, declared in declared_keys().items() if declared.kept}
+    caches = {key for key, d in declared_keys().items() if isinstance(d, Slot) and d.kind is dict}
+    assert caches <= kept  # a session's runs and figures survive a lesson
+    assert not kept & {"causal", "pos", "mv_by", "view", "learn_arch", "sentences", "lm_off"}
+
+
 def test_no_ui_module_spells_a_session_state_key():
     # Keys are read and written through their slots; Streamlit's own state only in state.py.
     spelled = [

@@ -112,6 +112,14 @@ def test_the_model_view_shows_inspects_weights(gpt2_page, folders):
     assert "9 tokens: <|endoftext|> · the · Ġcat" in said
     assert "The explorer reproduces this head's weights" in said
     assert "Rollout of the self-attention" in ui.titles(gpt2_page)
+    # sorts that mean something here: no alignment (no cross-attention); an induction score
+    # only where the text repeats a token
+    from attnviz.heads.summaries import SUMMARY_LABELS, induction_targets
+
+    options = gpt2_page.selectbox(key="mv_by").options
+    assert SUMMARY_LABELS["alignment"] not in options
+    repeats = (induction_targets(made.tokens) >= 0).any()
+    assert (SUMMARY_LABELS["induction"] in options) == bool(repeats)
 
 
 def test_the_next_token_is_the_causal_lms_own(gpt2_page, folders):
@@ -124,6 +132,17 @@ def test_the_next_token_is_the_causal_lms_own(gpt2_page, folders):
     np.testing.assert_allclose(table["probability"], expected[order], atol=1e-6)
 
 
+def test_each_call_says_how_it_compared_with_its_layer(gpt2_page, folders):
+    user = load_model(folders["gpt2"])
+    calls = attnviz.inspect(user.model, text_inputs(user, GPT2_TEXT).inputs).calls
+    table = next(d.value for d in gpt2_page.dataframe if "check" in d.value.columns)
+    unnumbered = lambda keys: [re.sub(r"_\d+", "", key) for key in keys]  # noqa: E731 (Keras numbers names)
+    assert unnumbered(table["attention call"]) == unnumbered(call.key for call in calls)
+    for check in table["check"]:  # GPT-2's attention ends in its output projection
+        assert re.fullmatch(r"checked against the layer's output: exact( to \de-\d+)?", check)
+    assert "The recorded call: checked against the layer's output: exact" in ui.captions(gpt2_page)
+
+
 def test_the_enlarged_head_opens_in_the_explorer_with_its_weights(gpt2_page):
     enlarged = np.nan_to_num(ui.values(gpt2_page, "self · layer 1 · head 0"), nan=0.0)
     button = next(b for b in gpt2_page.button if b.label.startswith("Open this head step"))
@@ -134,8 +153,36 @@ def test_the_enlarged_head_opens_in_the_explorer_with_its_weights(gpt2_page):
     assert gpt2_page.toggle(key="causal").value is True
     # Keras numbers a layer name built twice in one process (gpt2_backbone_1, ...)
     said = ui.captions(gpt2_page)
-    name = r"your model, gpt2_backbone\w*/transformer_layer_1\w*/self_attention\w* · head 0"
+    name = (r"your model GPT2CausalLM, gpt2_backbone\w*/transformer_layer_1\w*/"
+            r"self_attention\w* · head 0")  # fmt: skip
     assert re.search(name, said), said
+    # where the head came from, truly: not "From Learn", not "trained", not "yours"
+    box = ui.preset_box(gpt2_page)
+    assert box.value == "custom" and re.match("From " + name, box.options[0]), box.options[0]
+    assert "Learn" not in said and "rained" not in said and "not a preset's" not in said
+    # the URL names the head, so that a reload opens it again
+    origin = gpt2_page.query_params["from"]
+    origin = origin[0] if isinstance(origin, list) else origin
+    assert origin == f"model:GPT2CausalLM:self:1:0:{GPT2_TEXT}"
+
+
+def test_a_reload_opens_your_models_head_again_or_says_why_not(chosen, folders):
+    chosen(folders["gpt2"])
+    origin = f"model:GPT2CausalLM:self:1:0:{GPT2_TEXT}"
+    user = load_model(folders["gpt2"])
+    calls = attnviz.inspect(user.model, text_inputs(user, GPT2_TEXT).inputs).calls
+    at = ui.new_session("matrices", **{"from": origin})
+    ui.assert_ok(at)
+    np.testing.assert_allclose(ui.weights(at), calls[1].weights[0, 0], atol=1e-5)
+    assert ui.preset_box(at).options[0].startswith("From your model GPT2CausalLM, ")
+    chosen(folders["keras"])  # the server now runs another model: said, not guessed
+    other = ui.new_session("matrices", **{"from": origin})
+    (message,) = ui.errors(other)
+    assert "model 'GPT2CausalLM'" in message and "runs 'tiny_mha' now" in message
+    chosen(None)
+    gone = ui.new_session("matrices", **{"from": origin})
+    (message,) = ui.errors(gone)
+    assert "runs no model of yours now" in message and "attnviz view MODEL" in message
 
 
 def test_a_llama_preset_shows_its_grouped_rotary_heads(chosen, folders):
@@ -158,3 +205,7 @@ def test_a_keras_file_takes_token_ids_and_says_what_is_wrong(chosen, folders):
     assert not any("next token" in d.value.columns for d in at.dataframe)
     at.text_area[0].set_value("3 one 4").run()
     assert any("Token ids must be whole numbers from 0 to 49" in e for e in ui.errors(at))
+    said = ui.captions(at)  # its own name, not Keras's class
+    assert "tiny_mha (a Keras Functional model, " in said and "Functional (" not in said
+    at.text_area[0].set_value(" ").run()
+    assert any("Token ids to run the model on are missing" in e for e in ui.errors(at))

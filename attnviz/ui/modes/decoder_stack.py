@@ -16,11 +16,12 @@ from attnviz.core.ways import get_way
 from attnviz.drawing.translation import char_labels
 from attnviz.ui.charts import ACROSS, head_grid
 from attnviz.ui.heads_panel import HeadsView, model_view_panel
-from attnviz.ui.input_widgets import heads_fit
+from attnviz.ui.input_widgets import heads_fit, page_limit_help, say_page_limit
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
+from attnviz.ui.presenter import controls
 from attnviz.ui.shipped import TASK_TEXTS, shipped_trace, weights_choice
 from attnviz.ui.sidebar import SEED, seed_control
 from attnviz.ui.state import slot
@@ -38,11 +39,20 @@ SIZES = (  # (slot, label, least, most); defaults: the tutorial's sizes
     (slot("dec_t", 5, url=True), "Target tokens T", 1, limits.APP_DECODER_SIDE),
     (slot("dec_s", 5, url=True), "Source tokens S", 1, limits.APP_DECODER_SIDE),
     (slot("dec_vocab", 20, url=True), "Vocabulary", 2, limits.MAX_VOCAB),
-    (slot("dec_h", 8, url=True), "Heads h", 1, limits.MAX_HEADS),
+    (slot("dec_h", 8, url=True), "Heads h", 1, limits.APP_HEADS),
     (slot("dec_dmodel", 512, url=True), "d_model", 1, limits.MAX_FEATURES),
     (slot("dec_dff", 2048, url=True), "d_ff", 1, limits.MAX_D_FF),
     (slot("dec_n", 6, url=True), "Layers N", 1, limits.MAX_LAYERS),
 )
+PAGE_LIMITS = {  # the sizes this page keeps below what `run_decoder` takes: what they count
+    "dec_batch": ("sequences", "In Python, `run_decoder` takes up to "
+                  f"{limits.MAX_BATCH:,} sequences."),
+    "dec_t": ("target tokens", "In Python, `run_decoder` takes up to "
+              f"{limits.MAX_DECODER_TOKENS:,} tokens in all."),
+    "dec_s": ("source tokens", "In Python, `run_decoder` takes up to "
+              f"{limits.MAX_DECODER_TOKENS:,} tokens in all."),
+    "dec_h": ("heads", "In Python, `run_decoder` takes any number of heads, of any size."),
+}  # fmt: skip
 
 
 @st.cache_resource(max_entries=2, show_spinner="Building and running the decoder…")
@@ -65,6 +75,11 @@ def warm_up() -> None:
     _run_decoder_cached(tuple(size.default for size, *_ in SIZES), SEED.default)
 
 
+def _help(key: str, most: int) -> str | None:
+    """The help of a size this page keeps below the library's limit; None for the others."""
+    return page_limit_help(most, *PAGE_LIMITS[key]) if key in PAGE_LIMITS else None
+
+
 def _random_decoder(seed: int) -> None:
     st.caption(
         "Masked multi-head self-attention → Add & Norm → encoder–decoder attention → "
@@ -72,10 +87,14 @@ def _random_decoder(seed: int) -> None:
         "Defaults are the tutorial's sizes; token ids and the encoder output are drawn "
         "from the seed."
     )
+    for size, _, _, high in SIZES:
+        if size.key in PAGE_LIMITS:
+            say_page_limit(size, high, *PAGE_LIMITS[size.key])
     sizes = [
-        int(column.number_input(label, low, high, size.default, **size.widget()))
+        int(column.number_input(label, low, high, size.default, help=_help(size.key, high),
+                                **size.widget()))
         for column, (size, label, low, high) in zip(st.columns(len(SIZES)), SIZES, strict=True)
-    ]
+    ]  # fmt: skip
     if not heads_fit(d_model=sizes[5], heads=sizes[4]):
         return
     run = shown(lambda: _run_decoder_cached(tuple(sizes), seed))
@@ -162,7 +181,7 @@ def _layer_heads(weights, mask, rows, cols, layer: int) -> None:
 
 def draw() -> None:
     """The whole Decoder page."""
-    st.sidebar.caption(
+    controls().caption(
         "Every head: scaled dot-product attention, the look-ahead mask in self-attention, "
         "masked keys weighted 0, as Keras's MultiHeadAttention computes it."
     )
@@ -170,7 +189,7 @@ def draw() -> None:
     if task is None:
         _random_decoder(seed_control())  # the one sidebar control this page has
     else:
-        st.sidebar.caption("Trained weights: no seed to choose (a seed draws random weights).")
+        controls().caption("Trained weights: no seed to choose (a seed draws random weights).")
         _trained_decoder(task)
 
 

@@ -8,13 +8,15 @@ drawn; the views are `ui.lm_views`.
 
 from __future__ import annotations
 
-from dataclasses import replace
+import functools
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 import streamlit as st
 
 from attnviz.core import limits
+from attnviz.core.words import plural
 from attnviz.drawing.model_view import model_view
 from attnviz.drawing.phase_change import phase_change_figure
 from attnviz.drawing.translation import char_labels
@@ -31,7 +33,9 @@ from attnviz.ui.lm_views import (
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, readable, shown
 from attnviz.ui.mode import Mode
+from attnviz.ui.presenter import controls
 from attnviz.ui.state import slot, slot_family
+from attnviz.ui.takeaway import view_download
 from attnviz.ui.training_progress import epochs_in_words, progress
 
 if TYPE_CHECKING:
@@ -51,7 +55,7 @@ SEQUENCE_CHOICES = (512, 1_024, 2_048, 4_096)
 TEXTS = slot_family("lm_text", "")  # lm_text_<task>: the text the model reads, per task
 TASK_TEXTS = tuple(TEXTS.of(task) for task in LM_TASKS)
 SEED = slot("lm_seed", 0, url=True)  # the training run's seed
-RUNS = slot("lm_runs", None, kind=dict)  # (task, seed) -> this session's run
+RUNS = slot("lm_runs", None, kind=dict, kept=True)  # (task, seed) -> this session's run
 PROBE_EPOCH = slot("lm_probe_epoch", -1)  # the epoch whose probe heads are drawn (-1: last)
 POSITION_NAMES = {"rope": "RoPE", "alibi": "ALiBi", "none": "no position scheme"}
 GENERATE_FROM = 8  # the default generation prompt leaves this many of the example's tokens
@@ -88,7 +92,7 @@ def draw() -> None:
     source = st.segmented_control(
         "Weights", SOURCES, default=SOURCES[0], required=True, **SOURCE.widget()
     )
-    st.sidebar.caption(
+    controls().caption(
         "A decoder-only Transformer: causal self-attention only, RoPE positions, scaled dot "
         "product; each block adds an MLP after its attention."
     )
@@ -111,10 +115,19 @@ def draw() -> None:
         lambda: learned_view(model),  # the model's training alone
     )
     tabs = st.tabs(VIEWS, key=VIEW.key, bind="query-params", on_change="rerun")
-    for tab, draw_view in zip(tabs, draws, strict=True):
+    for tab, name, draw_view in zip(tabs, VIEWS, draws, strict=True):
         if tab.open:
-            with tab:
+            about = functools.partial(_taken, model, source, text, name)
+            with tab, view_download(f"attnviz language model: {name}", "lm-take-away", about):
                 draw_view()
+
+
+def _taken(model, source: str, text: str | None, view: str) -> dict:
+    """What "Download this view" writes beside the charts: the task, the weights, the model's
+    sizes and the text it read."""
+    settings = {"task": model.task.title, "weights": source, "view": view}
+    settings |= {f"model {f.name}": getattr(model.config, f.name) for f in fields(model.config)}
+    return {"settings": settings, "inputs": {"text": text} if text is not None else {}}
 
 
 def _text(task: str) -> str | None:
@@ -131,6 +144,13 @@ def _text(task: str) -> str | None:
     )
     if not readable(lambda: spec.encode(typed, "text"), "text", "Your text"):
         return None  # said under the box: "Your text is empty. Type ..."
+    why = spec.outside(typed)
+    if why:  # it can be read, but is unlike every training sequence (Learn says the same)
+        st.warning(
+            plain(f"The model never saw an input like this: {why}. Whatever it answers is a "
+                  "guess, however confident it looks."),
+            icon=":material/warning:",
+        )  # fmt: skip
     return typed
 
 
@@ -140,7 +160,7 @@ def _generation(model: LanguageModel, task: str, text: str) -> None:
     if prompt != text:
         left = text[len(prompt) :]
         st.caption(
-            f"Generating from the example less its last {len(left)} characters "
+            f"Generating from the example less its last {plural(len(left), 'character')} "
             f"({plain(left)}), so that the model's guesses can be checked against them. Type a "
             "text of your own to generate after all of it."
         )
@@ -169,7 +189,8 @@ def _summary(model: LanguageModel, shipped: bool) -> None:
             f"(guessing by letter frequency: {record['unigram_loss']:.2f})"
         )
     st.caption(
-        f"{c.layers} layers × {c.heads} heads, d_model {c.d_model}, MLPs of {c.d_ff}, "
+        f"{plural(c.layers, 'layer')} × {plural(c.heads, 'head')}, d_model {c.d_model}, "
+        f"MLPs of {c.d_ff}, "
         f"{POSITION_NAMES[c.position]} · "
         f"{model.parameter_count:,} parameters · trained {epochs_in_words(s.epochs_run)} in "
         f"{s.train_seconds:.0f} s on {s.sequences:,} fresh sequences an epoch (best epoch "

@@ -14,6 +14,7 @@ import streamlit as st
 from attnviz.core import limits
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
+from attnviz.core.words import plural
 from attnviz.drawing.curves import training_curves
 from attnviz.drawing.translation import char_labels, translation_figure
 from attnviz.learn.configs import (
@@ -30,9 +31,9 @@ from attnviz.ui.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
 from attnviz.ui.mode import Mode
-from attnviz.ui.modes.matrices import open_in_explorer
+from attnviz.ui.modes.matrices import explorer_fields, open_in_explorer
 from attnviz.ui.navigation import go_to
-from attnviz.ui.presenter import chart_columns
+from attnviz.ui.presenter import chart_columns, controls
 from attnviz.ui.shipped import (
     TASK_TEXTS,
     shipped_seq2seq,
@@ -61,7 +62,7 @@ PAIRS = slot("learn_pairs", TrainConfig().n_pairs, url=True)  # training pairs o
 VIEW = slot("learn_view", LEARN_VIEWS[0], url=True)  # the GRU model's open tab
 TRANSFORMER_VIEW = slot("learn_tview", TRANSFORMER_VIEWS[0], url=True)  # the Transformer's
 STEP = slot("learn_step", 0)  # the decoder step opened in the explorer
-RUNS = slot("learn_runs", None, kind=dict)  # (task, model, seed...) -> this session's run
+RUNS = slot("learn_runs", None, kind=dict, kept=True)  # (task, model, seed...) -> a run
 
 
 def _settings_controls(transformer: bool, shipped: bool) -> AttentionSettings:
@@ -70,24 +71,24 @@ def _settings_controls(transformer: bool, shipped: bool) -> AttentionSettings:
     seed, which only a model trained here uses. The source padding mask is always on; there
     are no other masks."""
     if transformer:
-        st.sidebar.caption(
+        controls().caption(
             "The Transformer attends with Keras's MultiHeadAttention: scaled dot product, "
             "padding never attended, the decoder's self-attention causal."
         )
         score, scale = "dot", True
     else:
         score = sidebar.score_control()
-        scale = st.sidebar.toggle(
+        scale = controls().toggle(
             "Scale by √D",
             help="Divide every score by the square root of the encoder's output size D.",
             **SCALE.widget(),
         )
-        st.sidebar.caption(
+        controls().caption(
             "The model never attends the padding after its input: that mask is fixed."
         )
     seed = sidebar.seed_control()
     if shipped:
-        st.sidebar.caption(
+        controls().caption(
             "The seed draws the pairs and first weights of a model you train (Weights: "
             "Train); a shipped model keeps the seed it was trained with."
         )
@@ -222,7 +223,8 @@ def _model_summary(model) -> None:
     s = model.stats
     c = model.config
     kind = (
-        f"Transformer: {c.layers} encoder and {c.layers} decoder layers × {c.heads} heads, "
+        f"Transformer: {c.layers} encoder and {plural(c.layers, 'decoder layer')} × "
+        f"{plural(c.heads, 'head')}, "
         f"d_model {c.d_model}, scaled dot product"
         if hasattr(c, "heads")
         else f"{s.score} score{' · scaled' if s.scale else ''}"
@@ -316,7 +318,7 @@ def _translate_view(model, task: str) -> None:
     )
     st.caption(
         "Each row is one decoding step: the output character it produced and where the "
-        "model looked in the input. Hover a cell for both characters and the weight."
+        "model looked in the input. Hover or tap a cell for both characters and the weight."
         + (
             " Here: the last layer's cross-attention, averaged over its heads; every head of "
             "every layer is in the Model view."
@@ -416,7 +418,7 @@ def _explorer_view(model, task: str) -> None:
 def _open_in_explorer(inputs, task: str) -> None:
     """Open this step in the Matrices page (a button callback: runs before the next draw)."""
     open_in_explorer(step_opened(inputs, task, shipped=SOURCE.get() == "Shipped"))
-    go_to("matrices")
+    go_to("matrices", explorer_fields())
 
 
 MODE = Mode(

@@ -33,13 +33,13 @@ MATRIX_NAMES = (("queries", "Q", Q_TEXT), ("keys", "K", K_TEXT), ("values", "V",
 CUSTOM = "custom"  # what the preset box says when the inputs are not a preset's
 PRESET = slot("preset", DEFAULT_PRESET)  # what the preset box shows: a preset's name, or CUSTOM
 PRESET_BOXES = slot_family("preset_box", None)  # preset_box_<n>: the box's widget, drawn anew
-BOX = slot("preset_drawn", 0)  # (n + 1) whenever the page changes what it shows: a box the
-# browser still shows the old choice of can never send it back as a new one
+BOX = slot("preset_drawn", 0, kept=True)  # (n + 1) whenever the page changes what it shows: a
+# box the browser still shows the old choice of can never send it back as a new one
 LAST_PRESET = slot("last_preset", DEFAULT_PRESET)  # the preset applied last (Reset goes back)
 SOURCE = slot("source", "type", url=True)  # where Q, K, V come from: a key of SOURCES
 PAD_KEYS = slot_family("pad_keys", [], url=True)  # pad_keys_<b>: padding keys of sequence b
-UPLOAD = slot_family("upload", None)  # upload_<Q|K|V>: the file uploader of that matrix
-UPLOADED = slot_family("uploaded", None)  # uploaded_<Q|K|V>: (file name, array) kept
+UPLOAD = slot_family("upload", None, kept=True)  # upload_<Q|K|V>: the file uploader of that matrix
+UPLOADED = slot_family("uploaded", None, kept=True)  # uploaded_<Q|K|V>: (file name, array) kept
 UPLOAD_TYPES = ["csv", "tsv", "txt", "json", "npy"]
 RANDOM_FIELDS = (  # (slot, label, least, most) of a seeded random draw; defaults: RandomSpec's
     (slot("r_batch", 1, url=True), "Batch B", 1, limits.MAX_BATCH),
@@ -53,6 +53,8 @@ RANDOM_FIELDS = (  # (slot, label, least, most) of a seeded random draw; default
 
 ORIGIN_FIELD = "from"  # the URL field of a trained attention's origin (`LearnedWeights.origin`)
 LEARNED = slot("learned", None, kind=LearnedWeights)  # the weights in use, or None: seeded
+OPENED_TEXTS = slot("opened_texts", None, kind=tuple)  # Q, K, V as a trained attention filled
+# them in (the preset box says "edited" once they differ)
 
 
 @st.cache_resource
@@ -88,6 +90,11 @@ def _unchanged(preset: Preset) -> bool:
     """Whether the inputs, padding keys and controls are still exactly what `preset` set."""
     if LEARNED.get() is not None:
         return False
+    return _numbers_are(preset) and sidebar.settings_are(preset.settings)
+
+
+def _numbers_are(preset: Preset) -> bool:
+    """Whether Q, K, V and the padding keys are `preset`'s (whatever the controls say)."""
     if preset.random:
         spec = preset.random
         drawn = (spec.batch, spec.queries, spec.keys, spec.d_k, spec.d_v, spec.seed)
@@ -99,7 +106,7 @@ def _unchanged(preset: Preset) -> bool:
         return False
     marked = {keys.key: list(keys.get()) for keys in PAD_KEYS.members() if keys.get()}
     wanted = {PAD_KEYS.of(b).key: list(keys) for b, keys in enumerate(preset.padding) if keys}
-    return marked == wanted and sidebar.settings_are(preset.settings)
+    return marked == wanted
 
 
 def _reset() -> None:
@@ -154,8 +161,10 @@ def open_in_explorer(opened: Opened) -> None:
     and open its step-by-step view (a button callback of another page: it runs before the next
     draw; the caller then switches to this page)."""
     SOURCE.set("type")
-    _set_texts(*(_matrix_text(a) for a in (opened.query, opened.keys, opened.values)))
+    texts = tuple(_matrix_text(a) for a in (opened.query, opened.keys, opened.values))
+    _set_texts(*texts)
     LEARNED.set(opened.learned)
+    OPENED_TEXTS.set(texts)
     for padding in PAD_KEYS.members():
         padding.set([])
     s = opened.settings  # its score, scaling, causal mask and position scheme; no other mask
@@ -167,6 +176,13 @@ def open_in_explorer(opened: Opened) -> None:
     sidebar.apply_settings(values)
     first_sequence()
     results.show_view("Step by step")
+
+
+def explorer_fields() -> dict[str, str]:
+    """The URL fields of this page as `open_in_explorer` filled it (its origin, which opens it
+    again): for the switch to this page (`navigation.go_to`)."""
+    learned = LEARNED.get()
+    return {ORIGIN_FIELD: learned.origin} if learned is not None and learned.origin else {}
 
 
 def _reopen_from_link() -> None:
@@ -219,7 +235,13 @@ def _preset_box() -> None:
         if old.key != PRESET_BOXES.of(BOX.get()).key:
             old.clear()
     learned = LEARNED.get()
-    custom = f"From Learn: {learned.source}" if learned else "Custom: your own inputs"
+    numbers_of = None  # the preset whose numbers these are, under other settings
+    if equal is None and learned is None:
+        numbers_of = next((p for p in (last, *shipped.values()) if _numbers_are(p)), None)
+    if numbers_of is not None and numbers_of is not last:
+        LAST_PRESET.set(numbers_of.name)  # "Reset to example" brings its settings back
+        last = numbers_of
+    custom, said = _described(learned, numbers_of)
     choice, reset = st.columns([5, 1], vertical_alignment="bottom")
     options = [CUSTOM, *shipped]
     choice.selectbox(
@@ -239,8 +261,34 @@ def _preset_box() -> None:
         key="reset_preset",
     )
     chosen = shipped.get(PRESET.get())
-    st.caption(chosen.teaches if chosen else "These inputs are not a preset's: the numbers below "
-               "are yours (pick a preset to start from one).")  # fmt: skip
+    st.caption(chosen.teaches if chosen else plain(said))
+
+
+def _described(learned: LearnedWeights | None, numbers_of: Preset | None) -> tuple[str, str]:
+    """What the preset box calls inputs that are no preset as it came, and its caption: a
+    trained attention's (as opened, or edited since), a preset's numbers under other settings,
+    or the user's own."""
+    if learned is not None:
+        texts = tuple(text.get() for *_, text in MATRIX_NAMES)
+        if SOURCE.get() == "type" and OPENED_TEXTS.get() == texts:
+            return f"From {learned.source}", f"Q, K and V of {learned.source}. {learned.note}"
+        return (
+            f"Custom: edited from {learned.source}",
+            f"These numbers began as Q, K and V of {learned.source}; you have changed them "
+            "since, so they are yours now (pick a preset to start from one).",
+        )
+    if numbers_of is not None:
+        changed = ", ".join(sidebar.settings_differing(numbers_of.settings))
+        return (
+            f"Custom: other settings on “{numbers_of.title}”",  # a phone cuts the end
+            f"The numbers are those of “{numbers_of.title}”; the settings differ from it "
+            f"({changed}). Reset to example brings its settings back.",
+        )
+    return (
+        "Custom: your own inputs",
+        "These inputs are not a preset's: the numbers below are yours (pick a preset to start "
+        "from one).",
+    )
 
 
 def matrix_panel() -> Problem | None:
@@ -264,9 +312,10 @@ def matrix_panel() -> Problem | None:
     learned = LEARNED.get()
     if problem is None or learned is None:
         return problem
-    left, right = st.columns([4, 1])
-    left.caption(f"Trained weights from Learn: {plain(learned.source)}. {learned.note}")
-    right.button("Use seeded weights", on_click=_forget_learned, key="forget_learned")
+    if learned.params:  # a learned score's trained weights (a dot-product head has none)
+        left, right = st.columns([4, 1])
+        left.caption(plain(f"The score's weights are the trained ones of {learned.source}."))
+        right.button("Use seeded weights", on_click=_forget_learned, key="forget_learned")
     rows, cols = learned.labels
     if (len(rows), len(cols)) == (problem.query.shape[-2], problem.key.shape[-2]):
         problem = replace(problem, query_labels=(rows,), key_labels=(cols,))  # Q, K unchanged

@@ -28,13 +28,15 @@ from attnviz.ui.input_widgets import (
     SOURCE,
     TARGET,
     heads_fit,
+    page_limit_help,
     paired,
     positional_toggle,
+    say_page_limit,
     sentence_box,
     sequence_selector,
 )
 from attnviz.ui.loading import back_end
-from attnviz.ui.messages import shown
+from attnviz.ui.messages import counted, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.modes import learning
 from attnviz.ui.presenter import chart_columns
@@ -53,6 +55,9 @@ FIT = slot("mh_fit", False, url=True)  # the enlarged head and the average colou
 MADE_OPEN = slot("mh_made_open", False)  # "How head h's Q, K and V are made" is open
 CACHE_OPEN = slot("mh_cache_open", False)  # "Decoding token by token with a KV cache" is open
 HEADS_TITLE = f"Every head{ACROSS}"  # the grid of every head
+HEADS_PYTHON = (
+    "In Python, `compute_multihead` takes any number of heads, of any size (`d_k`, `d_v`)."
+)
 SIDES = {  # a side of the Transformer -> its sentences and their first text
     "source": (SOURCE, "Le chat est assis sur le tapis .\nIl dort ."),
     "target": (TARGET, "The cat sits on the mat .\nIt sleeps ."),
@@ -73,10 +78,12 @@ def _way_inputs(way: str, seed: int):
     d_model = int(
         c1.number_input("d_model", 1, limits.MAX_FEATURES, D_MODEL.default, **D_MODEL.widget())
     )
+    say_page_limit(HEADS, limits.APP_HEADS, "heads", HEADS_PYTHON)
     heads = int(
         c2.number_input(
-            "Heads h (d_model divisible by h)", 1, limits.MAX_HEADS, HEADS.default,
-            on_change=_snap_kv_heads, **HEADS.widget(),
+            "Heads h (d_model divisible by h)", 1, limits.APP_HEADS, HEADS.default,
+            on_change=_snap_kv_heads, help=page_limit_help(limits.APP_HEADS, "heads", HEADS_PYTHON),
+            **HEADS.widget(),
         )
     )  # fmt: skip
     HEADS_DRAWN.set(heads)
@@ -86,7 +93,7 @@ def _way_inputs(way: str, seed: int):
         c3.number_input(
             "K/V heads g (g divides h)",
             1,
-            limits.MAX_HEADS,
+            limits.APP_HEADS,
             help="Query heads that share one key and value head: g = h is multi-head attention, "
             "g = 1 multi-query, in between grouped-query (Llama, Mistral, Gemma).",
             **KV_HEADS.widget("value"),
@@ -190,7 +197,8 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
     h = result.num_heads
     scaling = f"scores × 1/√{result.d_k}" if result.settings.scale else "no scaling"
     st.caption(
-        f"{h} heads · Dk = Dv = {result.d_k} per head · d_model = {result.output.shape[-1]}"
+        f"{counted(h, 'head')} · Dk = Dv = {result.d_k} per head · d_model = "
+        f"{result.output.shape[-1]}"
         f" · {scaling}"
     )
     _costs(result)
@@ -303,7 +311,7 @@ def _costs(result) -> None:
         return
     saved = 1 - costs.kv_cache_bytes_per_token / costs.mha_kv_cache_bytes_per_token
     st.caption(
-        f"{costs.num_heads} query heads on {costs.num_kv_heads} K/V heads · "
+        f"{counted(costs.num_heads, 'query head')} on {counted(costs.num_kv_heads, 'K/V head')} · "
         f"{costs.param_count:,} parameters (W_Q, W_K, W_V, W_O) · the KV cache a decoder "
         f"keeps: {costs.kv_cache_bytes_per_token:,} bytes per token (float32)"
         + (f", {saved:.0%} less than multi-head's {costs.mha_kv_cache_bytes_per_token:,}"

@@ -11,6 +11,8 @@ says how to start one. Wiring only: loading and running are `attnviz.heads`' (`u
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 from typing import TYPE_CHECKING
 
@@ -18,21 +20,24 @@ import streamlit as st
 
 from attnviz.core import limits
 from attnviz.core.settings import AttentionSettings
+from attnviz.core.words import plural
+from attnviz.drawing.standalone import call_text
 from attnviz.inputs.problem import LearnedWeights
-from attnviz.ui.heads_panel import HeadOpening, HeadsView, Section, model_view_panel
+from attnviz.ui.heads_panel import HeadOpening, HeadsView, Section, model_view_panel, view_about
 from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.server_config import MODEL_ENV
 from attnviz.ui.shipped import Opened
 from attnviz.ui.state import slot
+from attnviz.ui.takeaway import view_download
 
 if TYPE_CHECKING:
     from attnviz.heads.text_run import TextRun
     from attnviz.heads.user_model import UserModel
 
 TEXT = slot("model_text", "")  # the text (or token ids) the model runs on
-RUNS = slot("model_runs", None, kind=dict)  # (source, text) -> (model, TextRun), this session's
+RUNS = slot("model_runs", None, kind=dict, kept=True)  # (source, text) -> (model, TextRun)
 RUNS_KEPT = 3  # texts a session keeps inspected (a 12 × 12-head run at 256 tokens: ~75 MB)
 DEFAULT_TEXT = "The cat sat on the mat because it was tired."
 NAMES = {  # kind -> (section name, in chart titles, rows, columns)
@@ -75,24 +80,58 @@ def draw() -> None:
     if run is None:
         return
     tokens = run.inputs.tokens
-    st.caption(plain(f"{len(tokens)} tokens: {' · '.join(tokens)}"))
+    st.caption(plain(f"{plural(len(tokens), 'token')}: {' · '.join(tokens)}"))
     for note in (*run.inputs.notes, *(f"Not drawn: {s}." for s in run.skipped)):
         st.caption(plain(note))
     if run.next:
         _next_tokens(run)
-    model_view_panel(_heads_view(user, run))
+    _checks(run)
+    view = _heads_view(user, run, text)
+    about = functools.partial(_taken, user, text, run, view)
+    with view_download("attnviz: your model", "model-take-away", about):
+        model_view_panel(view)
+
+
+def _taken(user: UserModel, text: str, run: TextRun, view: HeadsView) -> dict:
+    """What "Download this view" writes beside the charts: the model, the text and its tokens,
+    every attention call (class, shape, mask, positions, its check) and the next tokens."""
+    about = view_about(view)
+    calls = {f"call {call.key}": call_text(call) for call in run.inspection.calls}
+    after = ", ".join(f"{p.token} ({p.probability:.3g})" for p in run.next)
+    settings = {"model": user.description, **calls, **({"next token": after} if after else {})}
+    tokens = " · ".join(run.inputs.tokens)
+    inputs = {"text": text, f"tokens ({len(run.inputs.tokens)})": tokens, **about["inputs"]}
+    return {"settings": {**settings, **about["settings"]}, "inputs": inputs}
 
 
 def _text_input(user: UserModel) -> str:
     """The text box (token ids when the model has no tokenizer)."""
+    TEXT.setdefault(default_text(user))
     if user.tokenizer is not None:
-        TEXT.setdefault(DEFAULT_TEXT)
         label = f"Your text ({limits.MAX_VIEW_TOKENS} tokens at most)"
     else:
-        top = min(8, user.vocabulary_size or 8)
-        TEXT.setdefault(" ".join(str(i) for i in range(1, top)) or "0")
         label = "Token ids, separated by spaces (the model has no tokenizer)"
     return st.text_area(label, height=80, **TEXT.widget())
+
+
+def default_text(user: UserModel) -> str:
+    """The text the page opens on: a sentence, or token ids 1 … 7 without a tokenizer."""
+    if user.tokenizer is not None:
+        return DEFAULT_TEXT
+    top = min(8, user.vocabulary_size or 8)
+    return " ".join(str(i) for i in range(1, top)) or "0"
+
+
+def warm_up() -> None:
+    """What the page's first open does first, on a server started on a model: the model loaded
+    into the cache the page reads, and run once on the text the page opens on (tracing its
+    TensorFlow functions; the run itself is the session's, made again)."""
+    source = os.environ.get(MODEL_ENV, "").strip()
+    if not source:
+        return
+    user = chosen_model(source)
+    with contextlib.suppress(ValueError):  # a text the model refuses: the page says why
+        back_end("attnviz.heads.text_run", draws=False).run_text(user, default_text(user))
 
 
 def _inspected(user: UserModel, text: str) -> TextRun | None:
@@ -134,7 +173,24 @@ def _next_tokens(run: TextRun) -> None:
     )
 
 
-def _heads_view(user: UserModel, run: TextRun) -> HeadsView:
+def _checks(run: TextRun) -> None:
+    """Each attention call, in the order the model ran them, with how its capture compared
+    with what its layer returned in the same run."""
+    calls = run.inspection.calls
+    st.caption(
+        "Each attention call as recorded here, checked against its layer's own result in the "
+        "same run: the weights times the values, through the layer's output projection."
+    )
+    st.dataframe(
+        {
+            "attention call": [call.key for call in calls],
+            "check": [call.verified.describe() for call in calls],
+        },
+        hide_index=True,
+    )
+
+
+def _heads_view(user: UserModel, run: TextRun, text: str) -> HeadsView:
     """The model view of every stacked kind: tokens as labels where they fit."""
     stacks, labels, titles, sections = {}, {}, {}, {}
     for kind, stack in run.stacks.items():
@@ -146,12 +202,15 @@ def _heads_view(user: UserModel, run: TextRun) -> HeadsView:
         sections[kind] = Section(part, short, stack.blocked, kind == "self", said)
     return HeadsView(
         stacks, labels, axis_titles=titles, sections=sections,
-        opener=lambda kind, layer, head: _opening(user, run, kind, layer, head),
+        opener=lambda kind, layer, head: _opening(user, run, text, (kind, layer, head)),
+        tokens=tuple(run.inputs.tokens),  # its self-attention heads' induction score on them
     )  # fmt: skip
 
 
-def _opening(user: UserModel, run: TextRun, kind: str, layer: int, head: int) -> HeadOpening:
-    """What the enlarged head says, and its Q, K and V for the explorer."""
+def _opening(user: UserModel, run: TextRun, text: str, which: tuple[str, int, int]) -> HeadOpening:
+    """What the enlarged head `which` (kind, layer, head) of the run on `text` says, and its Q,
+    K and V for the explorer."""
+    kind, layer, head = which
     call = run.inspection[run.stacks[kind].keys[layer]]
     found = back_end("attnviz.heads.head_inputs")
     try:
@@ -174,19 +233,60 @@ def _opening(user: UserModel, run: TextRun, kind: str, layer: int, head: int) ->
     caption = (
         f"Q, K and V of this head as `{call.key}` multiplied them (after its position scheme): "
         f"{t} × {d_k}, {s} × {d_k} and {s} × {d_v}; {scaling}"
-        f"{', causal mask' if inputs.causal else ''}. {verdict}"
+        f"{', causal mask' if inputs.causal else ''}. {verdict} The recorded call: "
+        f"{call.verified.describe()}."
     )
     rows, cols = _labels_of(run, kind)
     learned = LearnedWeights(
         params={},
         labels=(tuple(rows), tuple(cols)),
-        source=f"your model, {call.key} · head {head}",
+        source=f"your model {user.name}, {call.key} · head {head}",
         note="Q, K and V are this head's, as the layer multiplied them (after RoPE, if any); "
         "the score is the dot product.",
+        origin=f"model:{_origin_name(user)}:{kind}:{layer}:{head}:{text}",
     )
     opened = Opened(inputs.query, inputs.key, inputs.value, learned,
                     AttentionSettings("dot", inputs.scale, inputs.causal))  # fmt: skip
     return HeadOpening(plain(caption), opened)
+
+
+def _origin_name(user: UserModel) -> str:
+    """The model's name as a link's `from` field carries it (no ":", which separates fields)."""
+    return user.name.replace(":", "_")
+
+
+def reopened_model_head(rest: str) -> Opened:
+    """A head of the server's model on a text, from a link's `from` field
+    (`model:<name>:<kind>:<layer>:<head>:<text>`, `rest` without its `model:`).
+
+    Raises:
+        ValueError: when the server runs no model, or another one than the link's, or the
+            field names no head of it (each says so).
+    """
+    name, kind, layer, head, text = (rest.split(":", 4) + [""] * 5)[:5]
+    source = os.environ.get(MODEL_ENV, "").strip()
+    if not source:
+        raise ValueError(
+            f"This link opened a head of the model {name!r}, which the server was started with; "
+            "this server runs no model of yours now, so the head cannot be opened again. Start "
+            "it with `attnviz view MODEL` and open the head on the Your model page."
+        )
+    user = chosen_model(source)
+    if _origin_name(user) != name:
+        raise ValueError(
+            f"This link opened a head of the model {name!r}; this server runs {user.name!r} "
+            "now, so that head cannot be opened again."
+        )
+    run = _inspected(user, text)
+    if run is None:  # said why, as the page does under its text
+        raise ValueError(f"This link's text cannot be run by {user.name}.")
+    try:
+        opening = _opening(user, run, text, (kind, int(layer), int(head)))
+    except (KeyError, IndexError, ValueError) as err:
+        raise ValueError(f"This link's `from` field names no head of {user.name}: {err}") from None
+    if opening.opened is None:
+        raise ValueError(opening.caption)
+    return opening.opened
 
 
 def _labels_of(run: TextRun, kind: str) -> tuple[list[str], list[str]]:
@@ -204,4 +304,5 @@ MODE = Mode(
     "layer × head on your text.",
     draw=draw,
     url_texts=(TEXT,),
+    warm_up=warm_up,
 )
