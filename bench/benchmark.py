@@ -16,8 +16,10 @@ model_view (click a square of a head map → that head enlarged, at 2 × 4 and 6
 the floor app bench/floor_model_view.py) and first_open (each page's first visit after the
 server's warm-up, until its charts are painted, vs bench/floor_charts.py drawing the same
 heatmaps). Prints the machine, then one table per section, and saves everything printed to
-bench/results/latest.txt (quick runs: bench/results/quick.txt). Every server it starts is
-stopped at exit, also on Ctrl-C.
+bench/results/latest.txt (quick runs: bench/results/quick.txt). A full run of a section (not
+--quick, every size, cold starts included) also replaces that section's figures in
+bench/results.json, the latest figures the documentation's Performance page shows. Every server
+it starts is stopped at exit, also on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import traceback
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import results
 from bench.report import SIZES, Figure, machine_lines, table
 from deploy import servers
 from deploy.chromium import CHROMIUM
@@ -164,12 +167,24 @@ def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Fig
     return lambda quick: asyncio.run(load_bench.run(quick, through_nginx=args.through_nginx))
 
 
+def _complete(args: argparse.Namespace) -> bool:
+    """Whether this run measures its sections in full: only such runs go to bench/results.json
+    (a --quick smoke run, some sizes, or no cold starts print and save latest.txt only)."""
+    return not args.quick and args.sizes == SIZES and not args.skip_cold
+
+
+def _key(section: str, args: argparse.Namespace) -> str:
+    """The section's entry in bench/results.json: `load-nginx2` for load through 2 replicas."""
+    return f"{section}-nginx{args.through_nginx}" if args.through_nginx else section
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the chosen sections; 0 if all ran (targets met or not), 1 if a section failed."""
     args = _parse(argv)
     out = Output()
     out(f"attnviz benchmark{' (--quick)' if args.quick else ''}: {', '.join(args.only)}")
-    for line in machine_lines(CHROMIUM):
+    machine = machine_lines(CHROMIUM)
+    for line in machine:
         out(f"  {line}")
     failed = []
     for section in [s for s in SECTIONS if s in args.only]:
@@ -184,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             out(f"{TITLES[section]}\nFAILED:\n{traceback.format_exc()}")
         else:
             out(table(TITLES[section], figures))
+            if _complete(args):
+                results.record(_key(section, args), TITLES[section], machine, figures)
         finally:
             servers.stop_all()
         out(f"({section}: {time.monotonic() - start:.0f} s)")

@@ -1,4 +1,4 @@
-"""Take the README screenshots of the app in headless Chromium.
+"""Take the screenshots of the app that the docs and the README show, in headless Chromium.
 
     python -m bench.screenshots                          # starts its own server, then stops it
     python -m bench.screenshots http://127.0.0.1:8601    # an app already running there
@@ -19,7 +19,7 @@ from playwright.sync_api import sync_playwright
 from deploy import servers
 from deploy.chromium import CHROMIUM, CHROMIUM_ARGS
 
-FOLDER = servers.ROOT / "assets" / "screenshots"  # where the README finds them
+FOLDER = servers.ROOT / "assets" / "screenshots"  # where the README and the docs find them
 WIDE, WIDER, PHONE = 1400, 1600, 390  # px: the explorer's shots, the site's, a phone's
 
 

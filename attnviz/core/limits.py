@@ -1,7 +1,7 @@
 """Documented size limits for every public entry point and every page.
 
 The app and the package share these numbers so that the limits users read in error messages,
-the README and the UI are always the same ones the code enforces. `MAX_` names are the
+the docs (docs/app.md) and the UI are always the same ones the code enforces. `MAX_` names are the
 package's: it takes any number of heads and any head size Dk independent of D, stopping where
 memory would (`MAX_SCORE_CELLS`, `MAX_ARRAY_CELLS`). `APP_` names are the pages' own, smaller
 limits for what a page can draw and run at once; the pages' inputs take their largest values

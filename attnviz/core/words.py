@@ -6,7 +6,7 @@ was drawn with, so that the text agrees with the chart in number too.
 
 from __future__ import annotations
 
-IRREGULAR = {"matrix": "matrices", "index": "indices", "child": "children"}
+IRREGULAR = {"matrix": "matrices", "index": "indices", "child": "children", "epoch": "epochs"}
 
 
 def plural_of(noun: str) -> str:

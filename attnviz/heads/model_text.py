@@ -23,6 +23,8 @@ from attnviz.core import limits
 from attnviz.core.checks import describe
 from attnviz.heads.user_model import UserModel
 
+DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."  # what a page opens on
+
 TOP_K = 5  # next tokens shown
 FILLED = {  # keras-hub input name -> the value of each token
     "token_ids": None,  # the ids themselves
@@ -79,6 +81,20 @@ def text_inputs(user: UserModel, text: str) -> ModelInputs:
         )
     tokens = tokens or tuple(str(i) for i in ids)
     return ModelInputs(_feed(user.model, np.asarray([ids])), tuple(ids), tokens, notes)
+
+
+def default_text(user: UserModel) -> str:
+    """The text a page opens on: a sentence (its last words dropped until the model has
+    positions for its tokens: a small model opens on what it reads, not on an error), or token
+    ids 1 … 7 without a tokenizer (fewer for a smaller vocabulary or fewer positions)."""
+    most = min(limits.MAX_VIEW_TOKENS, user.max_tokens or limits.MAX_VIEW_TOKENS)
+    if user.tokenizer is None:
+        top = min(8, user.vocabulary_size or 8, most + 1)
+        return " ".join(str(i) for i in range(1, top)) or "0"
+    words = DEFAULT_SENTENCE.split()
+    while len(words) > 1 and len(_tokenized(user, " ".join(words))[0]) > most:
+        words.pop()
+    return " ".join(words)
 
 
 def _typed_ids(text: str, vocabulary: int | None) -> list[int]:

@@ -49,6 +49,7 @@ NARROW_STYLE = (
   }
   .js-plotly-plot .plot-container { padding-top: 28px; }
   .js-plotly-plot .modebar-container { top: -28px !important; }
+  .js-plotly-plot .modebar { width: max-content; }  /* one row: it wrapped to two, over the title */
   [data-testid="stDataFrame"] { margin-top: 44px; }
   .katex-display > .katex { font-size: 1em; }
 }
@@ -131,14 +132,16 @@ CHART_SCRIPT = r"""<script>
   };
   const addSvgButton = (div) => {
     const camera = div.querySelector('.modebar-btn:not(.attnviz-svg)[data-title^="Download plot"]');
-    if (!camera || !div._context || camera.parentNode.querySelector(".attnviz-svg")) return;
-    const button = document.createElement("a");
+    if (!camera || !div._context || div.querySelector(".attnviz-svg")) return;
+    const group = document.createElement("div"), button = document.createElement("a");
+    group.className = "modebar-group";
     button.className = "modebar-btn attnviz-svg";
     button.setAttribute("rel", "tooltip");
     button.setAttribute("data-title", SVG_TITLE);
     button.appendChild(svgIcon());
     button.addEventListener("click", () => saveSvg(div, camera));
-    camera.after(button);
+    group.appendChild(button);
+    camera.parentNode.after(group);  // a group of its own: inside the camera's it wrapped
   };
   const drawn = (div) => { thin(div); addSvgButton(div); };
   const watch = () => {

@@ -16,6 +16,8 @@ from attnviz.core.words import plural, plural_of
         (3, "day", "3 days"),
         (2, "box", "2 boxes"),
         (2, "matrix", "2 matrices"),
+        (3, "epoch", "3 epochs"),  # a hard "ch": not "epoches"
+        (2, "batch", "2 batches"),
         (1, "padding key", "1 padding key"),
         (4, "padding key", "4 padding keys"),
         (1024, "token", "1,024 tokens"),

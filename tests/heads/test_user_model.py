@@ -8,6 +8,7 @@ The models are tiny, with random weights, written into a temporary folder by `us
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 import keras
@@ -26,7 +27,7 @@ from user_models import (
 
 from attnviz.core import limits
 from attnviz.heads import user_model
-from attnviz.heads.model_text import next_tokens, text_inputs
+from attnviz.heads.model_text import DEFAULT_SENTENCE, default_text, next_tokens, text_inputs
 from attnviz.heads.text_run import run_text
 from attnviz.heads.user_model import load_model, looks_like_path
 
@@ -240,3 +241,18 @@ def test_every_head_opens_in_the_explorer_with_its_own_weights(request, name, sc
             explorer = compute_attention(opened.query, opened.key, opened.value,
                                          scale=opened.scale, causal=opened.causal)  # fmt: skip
             assert np.allclose(explorer.weights, call.weights[0, head], atol=1e-5)
+
+
+def test_the_opening_text_fits_the_models_positions(gpt2, mha):
+    # a model with few positions opens on the words it has positions for, not on an error
+    assert default_text(gpt2) == DEFAULT_SENTENCE  # 64 positions: the whole sentence
+    small = dataclasses.replace(gpt2, max_tokens=8)
+    text = default_text(small)
+    words = text.split()
+    assert DEFAULT_SENTENCE.startswith(text) and 1 <= len(words) < len(DEFAULT_SENTENCE.split())
+    assert len(text_inputs(small, text).token_ids) <= 8
+    one_more = " ".join(DEFAULT_SENTENCE.split()[: len(words) + 1])
+    with pytest.raises(ValueError, match="at most 8 the model has positions for"):
+        text_inputs(small, one_more)
+    assert default_text(mha) == "1 2 3 4 5 6 7"  # no tokenizer: token ids
+    assert default_text(dataclasses.replace(mha, max_tokens=3)) == "1 2 3"

@@ -70,7 +70,7 @@ def _windows(machine: str) -> dict[str, str]:
 
 
 MACOS_12 = {"MACOSX_DEPLOYMENT_TARGET": "12.0"}
-PLATFORMS = (  # glibc 2.28 and macOS 12 are the oldest systems the README promises
+PLATFORMS = (  # glibc 2.28 and macOS 12: the oldest systems docs/install.md promises
     Platform("linux-x86_64", "x86_64-manylinux_2_28", _posix("Linux", "linux", "x86_64"),
              "tensorflow"),
     Platform("linux-aarch64", "aarch64-manylinux_2_28", _posix("Linux", "linux", "aarch64"),
@@ -199,7 +199,7 @@ def test_pinned_requirements_resolve(pypi: None, platform: Platform, python: str
 @pytest.mark.network
 @pytest.mark.slow
 def test_intel_macs_have_no_tensorflow_wheel(pypi: None) -> None:
-    # Why the README leaves them out: TensorFlow stopped building them after 2.16.
+    # Why docs/install.md leaves them out: TensorFlow stopped building them after 2.16.
     (tensorflow,) = [r for r in pins(ROOT / "requirements.txt") if r.name == "tensorflow"]
     with tempfile.TemporaryDirectory() as tmp:
         only = Path(tmp) / "tensorflow.txt"

@@ -56,7 +56,7 @@ def test_slots_read_and_write_session_state():
         number.clear()
         st.write(f"cleared {number.get()} {number.setdefault()} {number.setdefault(9)}")
 
-    at = AppTest.from_function(script).run()
+    at = AppTest.from_function(script, default_timeout=60).run()
     assert [m.value for m in at.markdown] == [
         "default 5 set False",
         "now 7 typed 0",
@@ -80,7 +80,7 @@ def test_a_lesson_resets_every_setting_and_input_but_keeps_caches_and_the_site_s
         reset_for_lesson()
         st.write(" ".join(sorted(str(k) for k in st.session_state)))
 
-    at = AppTest.from_function(script).run()
+    at = AppTest.from_function(script, default_timeout=60).run()
     assert at.markdown[0].value == "lm_runs present uploaded_Q"
     kept = {key for key, declared in declared_keys().items() if declared.kept}
     caches = {key for key, d in declared_keys().items() if isinstance(d, Slot) and d.kind is dict}
@@ -114,5 +114,5 @@ def test_an_index_that_no_longer_fits_goes_back_to_zero():
         row.index_widget(3)
         st.write(f"typed {st.session_state['row']!r}")
 
-    at = AppTest.from_function(script).run()
+    at = AppTest.from_function(script, default_timeout=60).run()
     assert [m.value for m in at.markdown] == ["fits row 4", "shrank row 0", "typed 0"]

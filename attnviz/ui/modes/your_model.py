@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 TEXT = slot("model_text", "")  # the text (or token ids) the model runs on
 RUNS = slot("model_runs", None, kind=dict, kept=True)  # (source, text) -> (model, TextRun)
 RUNS_KEPT = 3  # texts a session keeps inspected (a 12 × 12-head run at 256 tokens: ~75 MB)
-DEFAULT_TEXT = "The cat sat on the mat because it was tired."
 NAMES = {  # kind -> (section name, in chart titles, rows, columns)
     "self": ("self-attention", "self", "token", "token"),
     "cross": ("cross-attention", "cross", "query", "key"),
@@ -106,7 +105,8 @@ def _taken(user: UserModel, text: str, run: TextRun, view: HeadsView) -> dict:
 
 def _text_input(user: UserModel) -> str:
     """The text box (token ids when the model has no tokenizer)."""
-    TEXT.setdefault(default_text(user))
+    if not TEXT.is_set():
+        TEXT.set(default_text(user))
     if user.tokenizer is not None:
         label = f"Your text ({limits.MAX_VIEW_TOKENS} tokens at most)"
     else:
@@ -115,11 +115,8 @@ def _text_input(user: UserModel) -> str:
 
 
 def default_text(user: UserModel) -> str:
-    """The text the page opens on: a sentence, or token ids 1 … 7 without a tokenizer."""
-    if user.tokenizer is not None:
-        return DEFAULT_TEXT
-    top = min(8, user.vocabulary_size or 8)
-    return " ".join(str(i) for i in range(1, top)) or "0"
+    """The text the page opens on (`model_text.default_text`: one that fits the model)."""
+    return back_end("attnviz.heads.model_text", draws=False).default_text(user)
 
 
 def warm_up() -> None:
