@@ -53,7 +53,7 @@ _HOMES = {  # public name -> the module that defines it
     "compute_multihead": "attnviz.transformer.multihead",
     "head_costs": "attnviz.transformer.head_weights",
     "RotaryPositions": "attnviz.transformer.rotary",
-    "inspect": "attnviz.heads.inspection",
+    "inspect": "attnviz.drawing.inspection_page",
     "head_summaries": "attnviz.heads.summaries",
     "attention_rollout": "attnviz.heads.rollout",
     "model_view": "attnviz.drawing.model_view",

@@ -375,55 +375,6 @@ def _run_browser(executable: str, page: Path, profile: Path) -> str:
     return done.stdout
 
 
-def inspection_charts(
-    result: Any,
-    *,
-    item: int = 0,
-    row_labels: Sequence[Any] | None = None,
-    col_labels: Sequence[Any] | None = None,
-    highlight: Iterable[tuple[int, int]] = (),
-) -> list[Chart]:
-    """The model views of an `inspect(...)` result: one per kind of call and shape (self-,
-    then cross-attention, ...), each call a row, in call order.
-
-    `row_labels` / `col_labels` label the views whose queries / keys they fit in number; the
-    others are labelled by position.
-    """
-    from attnviz.drawing.model_view import inspection_view  # the model view imports heads
-
-    groups: dict[tuple[str, tuple[int, ...]], list[str]] = {}
-    for call in result.calls:
-        groups.setdefault((call.kind, call.weights.shape), []).append(call.key)
-    charts = []
-    for n, ((kind, (_, _, t, s)), keys) in enumerate(groups.items()):
-        title = f"{kind} attention" if len(groups) == 1 else f"{kind} attention, {t} × {s}"
-        figure = inspection_view(
-            result, keys=keys, item=item, title=title, highlight=highlight,
-            row_labels=_fitting(row_labels, t), col_labels=_fitting(col_labels, s),
-        )  # fmt: skip
-        charts.append(Chart(figure, f"model-view-{n}-{kind}"))
-    return charts
-
-
-def inspection_html(result: Any, title: str = "attnviz: every attention of one run",
-                    **view: Any) -> str:  # fmt: skip
-    """A standalone page of an `inspect(...)` result: its model views (`inspection_charts`,
-    `**view` passed on), one row per call in the settings (class, kind, shape, mask, position
-    scheme, remarks), the tokens when given, and the run's warnings."""
-    calls = [(f"call {call.key}", call_text(call)) for call in result.calls]
-    tokens = [(name, " ".join(str(x) for x in view[name]))
-              for name in ("row_labels", "col_labels") if view.get(name) is not None]  # fmt: skip
-    return standalone_html(
-        inspection_charts(result, **view), title,
-        settings=[("sequence of the batch", view.get("item", 0)), *calls],
-        inputs=tokens, notes=tuple(f"Warning: {w}" for w in result.warnings),
-    )  # fmt: skip
-
-
-def _fitting(labels: Sequence[Any] | None, n: int) -> Sequence[Any] | None:
-    return labels if labels is not None and len(labels) == n else None
-
-
 def call_text(call: Any) -> str:
     """One call in words, for the settings table."""
     from attnviz.core import words  # pure; here as the module's other attnviz imports

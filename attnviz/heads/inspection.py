@@ -48,11 +48,9 @@ hosted app does not accept model files: they can carry code). With `keras-hub` i
 from __future__ import annotations
 
 import copy
-import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NoReturn
 
@@ -147,25 +145,6 @@ class Inspection:
 
     def __len__(self) -> int:
         return len(self.calls)
-
-    def to_html(self, path: str | os.PathLike, **view: Any) -> Path:
-        """Write every model view of this run (self-, cross-attention, ...) as one standalone
-        page, with each call's class, shape, mask and position scheme, to `path`; returns the
-        path. `view`: `title`, `item`, `row_labels`, `col_labels`, `highlight` (see
-        `attnviz.drawing.standalone.inspection_html`)."""
-        from attnviz.drawing.standalone import inspection_html  # drawing imports heads
-
-        target = Path(path)
-        target.write_text(inspection_html(self, **view), encoding="utf-8")
-        return target
-
-    def to_svg(self, path: str | os.PathLike, **view: Any) -> Path:
-        """Write one model view of this run as SVG to `path` (`view` as for
-        `attnviz.drawing.model_view.inspection_view`: the self-attention calls by default);
-        returns the path. Needs a Chromium-family browser (see `standalone.figure_svg`)."""
-        from attnviz.drawing.model_view import inspection_view
-
-        return inspection_view(self, **view).to_svg(path)
 
     def layer_stack(
         self, kind: str | None = "self", *, keys: Sequence[str] | None = None, item: int = 0

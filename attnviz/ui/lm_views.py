@@ -114,7 +114,7 @@ def heads_view(model: LanguageModel, trace: LMTrace, shipped_task: str | None) -
         {"causal": (labels, labels)},
         axis_titles={"causal": ("token", "token")},
         sections={"causal": section},
-        opener=lambda way, layer, head: _opening(model, trace, layer, head, shipped_task),
+        opener=lambda way, layer, head: head_opening(model, trace, layer, head, shipped_task),
         tokens=tuple(forward.tokens),  # its heads sort by their induction score on this text
     )
     model_view_panel(view)
@@ -139,7 +139,7 @@ def _predictions(model: LanguageModel, forward) -> None:
     )
 
 
-def _opening(model, trace, layer: int, head: int, task: str | None) -> HeadOpening:
+def head_opening(model, trace, layer: int, head: int, task: str | None) -> HeadOpening:
     result = trace.results[("causal", layer)]
     labels = tuple(char_labels(trace.forward.tokens))
     c = model.config
@@ -168,26 +168,6 @@ def _opening(model, trace, layer: int, head: int, task: str | None) -> HeadOpeni
         "head's Q, K and V."
     )
     return HeadOpening(caption, opened)
-
-
-def reopened_lm_head(rest: str) -> Opened:
-    """A head of the shipped language model on a text, from a link's `from` field
-    (`lm:<task>:<layer>:<head>:<text>`, `rest` without its `lm:`).
-
-    Raises:
-        ValueError: for a field that names no such model, head or readable text.
-    """
-    from attnviz.ui.modes.language_model import shipped_lm  # that page imports this module
-
-    try:
-        task, layer, head, text = rest.split(":", 3)
-        model = shipped_lm(task)
-        opened = _opening(model, model.trace(text), int(layer), int(head), task).opened
-    except (KeyError, IndexError, TypeError, ValueError) as err:
-        raise ValueError(
-            f"This link's `from` field names nothing that can be opened: {err}"
-        ) from None
-    return opened
 
 
 # ---------------------------------------------------------------- heads switched off

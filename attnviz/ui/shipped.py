@@ -5,6 +5,7 @@ weights, the text to translate, and the forward pass with every head. Wiring onl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -190,6 +191,20 @@ def head_opened(trace, way: str, layer: int, head: int, task: str | None) -> Ope
 
 
 SESSION = "session"  # an origin's kind: a model of a session, which no link can bring back
+# An origin's kind -> the function of the page that opens it again ("lm": the language model's,
+# "model": Your model's), registered by that page (`reopens`) when the navigation imports it:
+# this module, which those pages import, imports no page.
+REOPENERS: dict[str, Callable[[str], Opened]] = {}
+
+
+def reopens(kind: str) -> Callable[[Callable[[str], Opened]], Callable[[str], Opened]]:
+    """Register the decorated function as what opens again a link's `from` field of `kind`."""
+
+    def register(function: Callable[[str], Opened]) -> Callable[[str], Opened]:
+        REOPENERS[kind] = function
+        return function
+
+    return register
 
 
 def session(source: str) -> str:
@@ -214,11 +229,8 @@ def reopened(origin: str) -> Opened:
             "ended, so no link can open it again. Train it again on its page and open the head "
             "from there; the explorer shows the NumPy lab's example meanwhile."
         )
-    if kind in ("lm", "model"):  # pages that import this module: imported when asked for
-        from attnviz.ui.lm_views import reopened_lm_head
-        from attnviz.ui.modes.your_model import reopened_model_head
-
-        return (reopened_lm_head if kind == "lm" else reopened_model_head)(rest)
+    if kind in REOPENERS:
+        return REOPENERS[kind](rest)
     try:
         if kind == "step":
             task, score, step, text = rest.split(":", 3)

@@ -26,6 +26,7 @@ from attnviz.ui.charts import chart
 from attnviz.ui.lm_views import (
     ablation_view,
     generation_view,
+    head_opening,
     heads_view,
     learned_view,
     phase_change_caption,
@@ -34,6 +35,7 @@ from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, readable, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.presenter import controls
+from attnviz.ui.shipped import Opened, reopens
 from attnviz.ui.state import slot, slot_family
 from attnviz.ui.takeaway import view_download
 from attnviz.ui.training_progress import epochs_in_words, progress
@@ -287,3 +289,22 @@ MODE = Mode(
     prepare=prepare,
     warm_up=warm_up,
 )
+
+
+@reopens("lm")
+def reopened_lm_head(rest: str) -> Opened:
+    """A head of the shipped language model on a text, from a link's `from` field
+    (`lm:<task>:<layer>:<head>:<text>`, `rest` without its `lm:`).
+
+    Raises:
+        ValueError: for a field that names no such model, head or readable text.
+    """
+    try:
+        task, layer, head, text = rest.split(":", 3)
+        model = shipped_lm(task)
+        opened = head_opening(model, model.trace(text), int(layer), int(head), task).opened
+    except (KeyError, IndexError, TypeError, ValueError) as err:
+        raise ValueError(
+            f"This link's `from` field names nothing that can be opened: {err}"
+        ) from None
+    return opened

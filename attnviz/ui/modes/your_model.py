@@ -28,7 +28,7 @@ from attnviz.ui.loading import back_end
 from attnviz.ui.messages import plain, shown
 from attnviz.ui.mode import Mode
 from attnviz.ui.server_config import MODEL_ENV
-from attnviz.ui.shipped import Opened
+from attnviz.ui.shipped import Opened, reopens
 from attnviz.ui.state import slot
 from attnviz.ui.takeaway import view_download
 
@@ -252,6 +252,7 @@ def _origin_name(user: UserModel) -> str:
     return user.name.replace(":", "_")
 
 
+@reopens("model")
 def reopened_model_head(rest: str) -> Opened:
     """A head of the server's model on a text, from a link's `from` field
     (`model:<name>:<kind>:<layer>:<head>:<text>`, `rest` without its `model:`).

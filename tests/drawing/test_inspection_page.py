@@ -1,6 +1,6 @@
-"""Tests for heads/inspection's take-away: `Inspection.to_html` (every model view of the run on
-one standalone page, each call described) and `Inspection.to_svg` (one model view, drawn by
-plotly.js in headless Chromium: slow)."""
+"""Tests for drawing/inspection_page: `attnviz.inspect`'s result writes its views,
+`ViewedInspection.to_html` (every model view of the run on one standalone page, each call
+described) and `.to_svg` (one model view, drawn by plotly.js in headless Chromium: slow)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
+from attnviz.drawing.inspection_page import ViewedInspection, inspect
 from attnviz.drawing.model_view import inspection_view
-from attnviz.heads import inspect
 from deploy.chromium import browser_missing
 
 
@@ -31,6 +31,15 @@ def run():
     model = keras.Model([tokens, memory], crossed, name="encoder")
     inputs = [np.array([[3, 7, 9, 0]], dtype="int32"), np.ones((1, 3, 8), dtype="float32")]
     return inspect(model, inputs)
+
+
+def test_attnvizs_inspect_is_the_capture_whose_result_writes_its_views(run):
+    import attnviz
+    from attnviz.heads import Inspection
+
+    assert attnviz.inspect is inspect and isinstance(run, ViewedInspection)
+    assert not hasattr(Inspection, "to_html")  # heads captures; drawing draws
+    assert run.keys() == ("self_mha", "cross_mha")
 
 
 def _specs(page: str) -> list[dict]:
