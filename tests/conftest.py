@@ -37,8 +37,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 pytest_plugins = ["browser_support"]
 
 # The files that take longest (`--durations` of the full run, 2026-11-27, with the grouping
-# working), longest first; the browser files' tests form two groups (below), which start
-# first. Under `pytest -n 3 --dist loadgroup` each group of tests runs whole in one
+# working), longest first; the browser files' tests form one group (below), 160 s in all, which
+# starts first. Under `pytest -n 3 --dist loadgroup` each group of tests runs whole in one
 # process, the groups taken in collection order: starting these first keeps one process from
 # getting a long file when the others are nearly done.
 LONGEST_FIRST = (
@@ -59,19 +59,11 @@ LONGEST_FIRST = (
     "tests/project/test_install.py",
     "tests/project/test_wheel.py",
 )
-# The groups of the tests that drive Chromium (the session's server, or their own servers as the
-# deploy test's replicas): each runs whole in one process, its own server and browser, while the
-# others run the rest. One group ran them all one at a time, and with the phone, lesson and
-# warm-up tests it became the run's longest process by minutes while the cores were not busy
-# (1.3 of 2): two groups run at once. (Two at once slow each page down: the browser tests took
-# 471 s instead of 387 s in all when measured, but in two processes.)
+# The group of the tests that drive Chromium (the session's server, or their own servers as the
+# deploy test's replicas): one process runs them all, one at a time, while the others run the
+# rest; two servers and two browsers at once slowed every page down (measured: the browser tests
+# took 471 s instead of 387 s). The deploy test's replicas and three users are such a second set.
 BROWSER_GROUP = "browser"
-SECOND_BROWSER_GROUP = {  # these files' browser tests: the second group
-    "tests/ui/test_browser_models.py",
-    "tests/ui/test_browser_lessons.py",
-    "tests/ui/test_server.py",
-    "tests/project/test_deploy.py",
-}
 BROWSER_FIXTURES = {"app_url", "browser"}
 
 
@@ -86,16 +78,12 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The files of `LONGEST_FIRST` first, in that order, the others after, as collected; each
     test in the group of its file (`xdist_group`), the tests using Chromium (a fixture of
-    `BROWSER_FIXTURES`) in `BROWSER_GROUP` or, from `SECOND_BROWSER_GROUP`'s files, its second."""
+    `BROWSER_FIXTURES`) in `BROWSER_GROUP`."""
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(_path(item), len(rank)))
     for item in items:
         uses_browser = not BROWSER_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
-        path = _path(item)
-        if not uses_browser:
-            group = path
-        else:
-            group = f"{BROWSER_GROUP}-2" if path in SECOND_BROWSER_GROUP else BROWSER_GROUP
+        group = BROWSER_GROUP if uses_browser else _path(item)
         item.add_marker(pytest.mark.xdist_group(group))
 
 
