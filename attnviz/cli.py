@@ -6,10 +6,10 @@
     attnviz view my_model.keras      # the app with your model: http://localhost:8501/model
     attnviz view ./preset_folder     # a keras-hub preset folder, or a preset name (gpt2_base_en)
 
-`attnviz` runs `python -m streamlit run` on the installed `attnviz/ui/server.py` with the server
-options of `attnviz.ui.server_config` (the ones `.streamlit/config.toml` gives a checkout) as
-`--section.option` flags, plus `--server.port` and `--server.address` when given. `view` also
-puts the model (an absolute path, or the preset name) in the server's environment
+`attnviz` runs `python -m streamlit run` on the installed `attnviz/ui/app/server.py` with the
+server options of `attnviz.ui.frame.server_config` (the ones `.streamlit/config.toml` gives a
+checkout) as `--section.option` flags, plus `--server.port` and `--server.address` when given.
+`view` also puts the model (an absolute path, or the preset name) in the server's environment
 (`server_config.MODEL_ENV`), where the "Your model" page reads it: only the person starting the
 server chooses a model, never a visitor. This module never imports Streamlit or TensorFlow
 (`attnviz --help` answers at once); on POSIX the process then becomes Streamlit's.
@@ -27,7 +27,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from attnviz.heads.user_model import PRESET_CONFIG, looks_like_path
-from attnviz.ui import server_config
+from attnviz.ui.frame import server_config
 
 PROG = "attnviz"
 COMMANDS = ("serve", "view")  # the subcommands; none given means "serve"
@@ -140,7 +140,7 @@ def serve(port: int | None = None, host: str | None = None, model: str | None = 
         env[server_config.MODEL_ENV] = model
         where = "localhost" if host in (None, "0.0.0.0", "::") else host
         print(f"Your model, {model}: http://{where}:{port or 8501}/{MODEL_PAGE}", flush=True)
-    with as_file(files("attnviz.ui") / "server.py") as script:  # a real file when installed
+    with as_file(files("attnviz.ui.app") / "server.py") as script:  # a real file when installed
         command = streamlit_command(str(script), port, host)
         if os.name == "posix":
             sys.stdout.flush()

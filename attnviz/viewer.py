@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from attnviz.cli import MODEL_PAGE, model_source
-from attnviz.ui.server_config import WARM_UP_ENV, WARM_UP_STEP_DONE
+from attnviz.ui.frame.server_config import WARM_UP_ENV, WARM_UP_STEP_DONE
 
 START_SECONDS = 120.0  # most time the server may take to answer its health check
 READY_SECONDS = 300.0  # ... and then to load the model and run it once (its warm-up)

@@ -120,7 +120,8 @@ async def _cold_figures(browser: Any, quick: bool) -> list[Figure]:
     note = (
         f"median of {len(first['attnviz'])} starts each, alternating; server healthy after "
         f"{up['attnviz']:.1f} s (attnviz) / {up['floor']:.1f} s (floor); attnviz starts "
-        "importing TensorFlow once the first page has drawn its controls (attnviz/ui/warmup.py)"
+        "importing TensorFlow once the first page has drawn its controls "
+        "(attnviz/ui/app/warmup.py)"
     )
     return [
         Figure(f"cold start to first heatmap (N={COLD_N})", ours, "floor", floor, "s",

@@ -1,21 +1,11 @@
 """attnviz benchmark: every figure beside its baseline, measured in the same run.
 
-    python -m bench.benchmark [--quick] [--only backend,app,memory,load,...]
-                              [--sizes 16,256] [--skip-cold] [--through-nginx K]
+    python -m bench.benchmark [--quick] [--only backend,app,...] [--sizes 16,256]
+                              [--skip-cold] [--through-nginx K]
 
-(from the repository root, with the dev requirements installed).
-
-Sections (see bench/README.md): backend (compute_attention vs Keras MultiHeadAttention and
-numpy), app (cold start and click-to-repaint in headless Chromium vs the floor app; the cold
-start also beside the floor plus a bare `import tensorflow`), controls (a click on each of
-today's mask and position controls vs the floor's causal toggle), memory
-(server RSS over 500 reruns), load (10, 30 and 60 sessions at once, each interacting every
-2–5 s; with --through-nginx K, through nginx in front of K replicas), figures, learn, lm
-(the language model's training vs a plain fit, and its time to 95 % in-context accuracy),
-model_view (click a square of a head map → that head enlarged, at 2 × 4 and 6 × 12 heads, vs
-the floor app bench/floor_model_view.py) and first_open (each page's first visit after the
-server's warm-up, until its charts are painted, vs bench/floor_charts.py drawing the same
-heatmaps). Prints the machine, then one table per section, and saves everything printed to
+(from the repository root, with the dev requirements installed). `--help` lists the sections
+in the order they run; bench/README.md says what each measures, beside what, how, and its
+target. Prints the machine, then one table per section, and saves everything printed to
 bench/results/latest.txt (quick runs: bench/results/quick.txt). A full run of a section (not
 --quick, every size, cold starts included) also replaces that section's figures in
 bench/results.json, the latest figures the documentation's Performance page shows. Every server
@@ -34,39 +24,11 @@ from pathlib import Path
 
 from bench import results
 from bench.report import SIZES, Figure, machine_lines, table
+from bench.sections import SECTIONS, TITLES
 from deploy import servers
 from deploy.chromium import CHROMIUM
 
 BENCH = Path(__file__).resolve().parent
-
-SECTIONS = (
-    "backend",
-    "figures",
-    "app",
-    "controls",
-    "memory",
-    "load",
-    "learn",
-    "lm",
-    "model_view",
-    "first_open",
-)
-TITLES = {
-    "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
-    "app": "2. App in headless Chromium vs the floor app (bench/floor_app.py)",
-    "controls": "2b. Today's controls (masks, positions) clicked → weights repainted, vs the "
-    "floor app's causal toggle",
-    "memory": "3. Memory: server RSS over reruns with changing sizes",
-    "load": "4. Load: a classroom on one server, 10 / 30 / 60 sessions each with its own input",
-    "figures": "1b. Figures: the 4,096² heatmap vs numpy pooling + a plain plotly heatmap",
-    "learn": "5. Learn: training vs plain fit, time to 99 %, other sessions while one trains",
-    "lm": "7. Language model: train_lm vs a plain fit of the same model, time to 95 % "
-    "in-context accuracy",
-    "model_view": "6. Model view: click a head → enlarged head repainted, vs the floor app "
-    "(bench/floor_model_view.py)",
-    "first_open": "8. First open after the warm-up: each page's charts painted, vs a floor page "
-    "drawing the same heatmaps (bench/floor_charts.py)",
-}
 
 
 class Output:
@@ -86,16 +48,20 @@ class Output:
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m bench.benchmark", description=__doc__.split("\n\n")[0]
+        prog="python -m bench.benchmark",
+        description=__doc__.split("\n\n")[0],
+        epilog="sections, in the order they run (bench/README.md):\n"
+        + "\n".join(f"  {name:<11} {TITLES[name]}" for name in SECTIONS),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--quick", action="store_true", help="fewer repeats: a smoke run")
     parser.add_argument(
-        "--only", default=",".join(SECTIONS), help=f"comma-separated sections of {SECTIONS}"
+        "--only", default=",".join(SECTIONS), help="comma-separated sections (below); default: all"
     )
     parser.add_argument(
         "--sizes",
         default=",".join(str(n) for n in SIZES),
-        help=f"comma-separated token counts for backend and app clicks, of {SIZES}",
+        help=f"comma-separated token counts for backend, app clicks and controls, of {SIZES}",
     )
     parser.add_argument("--skip-cold", action="store_true", help="app: no cold starts")
     parser.add_argument(
@@ -118,53 +84,104 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _runner(section: str, args: argparse.Namespace) -> Callable[[bool], list[Figure]]:
-    if section == "backend":
-        from bench import backend_bench
+Runner = Callable[[bool], list[Figure]]  # quick -> the section's figures
 
-        return lambda quick: backend_bench.run(quick, sizes=args.sizes)
-    if section == "app":
-        from bench import app_bench
 
-        return lambda quick: asyncio.run(
-            app_bench.run(quick, sizes=args.sizes, cold=not args.skip_cold)
-        )
-    if section == "controls":
-        from bench import controls_bench
+def _backend(args: argparse.Namespace) -> Runner:
+    from bench import backend_bench
 
-        sizes = tuple(n for n in args.sizes if n in controls_bench.SIZES)
-        return lambda quick: asyncio.run(controls_bench.run(quick, sizes=sizes))
-    if section == "lm":
-        from bench import lm_bench
+    return lambda quick: backend_bench.run(quick, sizes=args.sizes)
 
-        return lm_bench.figures
-    if section == "memory":
-        from bench import memory_bench
 
-        return lambda quick: asyncio.run(memory_bench.run(quick))
-    if section == "figures":
-        from bench import figure_bench
+def _inspect(args: argparse.Namespace) -> Runner:
+    from bench import inspect_bench
 
-        return figure_bench.run
-    if section == "model_view":
-        from bench import model_view_bench
+    return inspect_bench.run
 
-        return model_view_bench.run
-    if section == "first_open":
-        from bench import first_open_bench
 
-        return first_open_bench.run
-    if section == "learn":
-        from bench import learn_app_bench, learn_bench
+def _figures(args: argparse.Namespace) -> Runner:
+    from bench import figure_bench
 
-        return lambda quick: [
-            *learn_bench.throughput(1 if quick else 3),
-            *learn_bench.time_to_accuracy(learn_bench.SEEDS[:1] if quick else learn_bench.SEEDS),
-            *learn_app_bench.run(quick),
-        ]
+    return figure_bench.run
+
+
+def _app(args: argparse.Namespace) -> Runner:
+    from bench import app_bench
+
+    return lambda quick: asyncio.run(
+        app_bench.run(quick, sizes=args.sizes, cold=not args.skip_cold)
+    )
+
+
+def _controls(args: argparse.Namespace) -> Runner:
+    from bench import controls_bench
+
+    sizes = tuple(n for n in args.sizes if n in controls_bench.SIZES)
+    return lambda quick: asyncio.run(controls_bench.run(quick, sizes=sizes))
+
+
+def _model_view(args: argparse.Namespace) -> Runner:
+    from bench import model_view_bench
+
+    return model_view_bench.run
+
+
+def _your_model(args: argparse.Namespace) -> Runner:
+    from bench import your_model_bench
+
+    return your_model_bench.run
+
+
+def _first_open(args: argparse.Namespace) -> Runner:
+    from bench import first_open_bench
+
+    return first_open_bench.run
+
+
+def _memory(args: argparse.Namespace) -> Runner:
+    from bench import memory_bench
+
+    return lambda quick: asyncio.run(memory_bench.run(quick))
+
+
+def _load(args: argparse.Namespace) -> Runner:
     from bench import load_bench
 
     return lambda quick: asyncio.run(load_bench.run(quick, through_nginx=args.through_nginx))
+
+
+def _learn(args: argparse.Namespace) -> Runner:
+    from bench import learn_app_bench, learn_bench
+
+    return lambda quick: [
+        *learn_bench.throughput(1 if quick else 3),
+        *learn_bench.time_to_accuracy(learn_bench.SEEDS[:1] if quick else learn_bench.SEEDS),
+        *learn_app_bench.run(quick),
+    ]
+
+
+def _lm(args: argparse.Namespace) -> Runner:
+    from bench import lm_bench
+
+    return lm_bench.figures
+
+
+# Per section, what builds its runner from the arguments (each imports its module only when
+# its section runs: TensorFlow and Playwright are slow to import).
+RUNNERS: dict[str, Callable[[argparse.Namespace], Runner]] = {
+    "backend": _backend,
+    "inspect": _inspect,
+    "figures": _figures,
+    "app": _app,
+    "controls": _controls,
+    "model_view": _model_view,
+    "your_model": _your_model,
+    "first_open": _first_open,
+    "memory": _memory,
+    "load": _load,
+    "learn": _learn,
+    "lm": _lm,
+}
 
 
 def _complete(args: argparse.Namespace) -> bool:
@@ -193,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         if section == "load" and args.through_nginx:
             out(f"(load through nginx in front of {args.through_nginx} replica(s) of each app)")
         try:
-            figures = _runner(section, args)(args.quick)
+            figures = RUNNERS[section](args)(args.quick)
         except Exception:  # noqa: BLE001 - report the failure, go on with the next section
             failed.append(section)
             out(f"{TITLES[section]}\nFAILED:\n{traceback.format_exc()}")

@@ -17,7 +17,7 @@ heatmap is painted with the new data (`bench.pages`). Actions alternate between 
 
 Each control is measured on its own pair of pages (one attnviz, one floor), its actions
 alternating one for one with the floor's causal toggles, the order alternating, as the app
-benchmark's clicks do, once attnviz's warm-up (`attnviz/ui/warmup.py`, started by the first
+benchmark's clicks do, once attnviz's warm-up (`attnviz/ui/app/warmup.py`, started by the first
 page drawn) has ended; the causal switch on attnviz's page is measured the same way, as the
 reference (the app benchmark's click). After each action the run must have finished and the page
 be idle. One untimed warm-up round first, then `ROUNDS` actions (`SMALL_ROUNDS` up to `SMALL_N`
@@ -50,9 +50,8 @@ from deploy import servers
 
 SIZES = (16, 256, 1024)
 ROUNDS, QUICK_ROUNDS = 8, 3  # timed actions per control and app
-SMALL_N, SMALL_ROUNDS = 64, 16  # up to SMALL_N tokens, 16 actions: there a click takes ~0.5 s
+SMALL_N, SMALL_ROUNDS = 64, 16  # up to SMALL_N tokens, 16 actions: a click there is short,
 # and the median of 8 moved by up to 0.3x the floor's between two runs of the same commit
-# (2026-11-27, N=16: prefix-LM 1.04x then 1.33x, local window 1.31x then 1.11x)
 TARGET = 1.25  # most attnviz / floor ratio of the median latency
 
 

@@ -2,7 +2,7 @@
 
 Shape letters: N = 4,096 tokens.
 
-- attnviz: `figures.heatmap(weights, kind="weights")` of causal (N, N) weights with token
+- attnviz: `heatmap(weights, kind="weights")` of causal (N, N) weights with token
   labels, unmasked and with the blocked cells: it pools to a 256 × 256 overview, builds the
   traces as dicts without plotly's validation and serialises to JSON (what the app sends).
 - plotly: the same 256 × 256 overview pooled with one numpy reshape-and-sum, drawn as
@@ -39,18 +39,19 @@ def _causal_weights(n: int) -> tuple[np.ndarray, np.ndarray]:
 def run(quick: bool) -> list[Figure]:
     import plotly.graph_objects as go
 
-    from attnviz.drawing import figures
+    from attnviz.drawing.heatmap import heatmap
+    from attnviz.drawing.pooling import MAX_SIDE
 
     weights, blocked = _causal_weights(N)
     labels = [f"token{i:05d}" for i in range(N)]
-    side = figures.MAX_SIDE
+    side = MAX_SIDE
 
     def plotly_figure():
         pooled = weights.reshape(side, N // side, side, N // side).sum(axis=3).mean(axis=1)
         return go.Figure(go.Heatmap(z=pooled)).to_json()  # (256, 256) block masses
 
     def attnviz_figure(masked: bool):
-        fig = figures.heatmap(
+        fig = heatmap(
             weights,
             row_labels=labels,
             col_labels=labels,
@@ -130,6 +131,6 @@ def model_view_page(quick: bool) -> list[Figure]:
 
 
 if __name__ == "__main__":
-    from report import table
+    from bench.report import table
 
     print(table("Figures", run(quick=False)))

@@ -4,7 +4,7 @@ painted, attnviz beside a floor page drawing the same heatmaps.
 Shape letters: T rows, S columns of one heatmap.
 
 A round starts an attnviz server and waits for its warm-up to end (the server logs
-`WARMED_UP` when `attnviz/ui/warmup.py` is done); then it opens each page of `PAGES` once, in
+`WARMED_UP` when `attnviz/ui/app/warmup.py` is done); then it opens each page of `PAGES` once, in
 order, each in a new tab (a new Streamlit session), so every visit is the first of its page and
 state on that server. The tabs share one browser whose HTTP cache already holds the app's
 scripts (an untimed visit to another server on the same port first), as a student's browser
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnviz.lessons import LESSONS
-from attnviz.ui.warmup import FINISHED as WARMED_UP  # the server's log line after its warm-up
+from attnviz.ui.app.warmup import FINISHED as WARMED_UP  # the server's log line after its warm-up
 from bench.floor_charts import LINK
 from bench.pages import IDLE, VIEWPORT, RunWatcher, launch_browser, settle, stamp_runs
 from bench.report import Figure, failed, progress

@@ -24,8 +24,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 D = 64  # features of Q, K and V
-MAX_SIDE = 256  # most cells a side, as attnviz's figures.MAX_SIDE
-MAX_TOKENS = 4096  # as attnviz's limits.MAX_TOKENS
+MAX_SIDE = 256  # most cells a side, as attnviz's pooling.MAX_SIDE
+MAX_TOKENS = 4096  # as attnviz's limits.APP_MAX_TOKENS
 
 
 def random_qkv(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -20,21 +20,23 @@ Subjects, timed round-robin (order alternating) after two warm-up calls each:
 Every call of the inspected run must agree with its layer (else the bench stops).
 Target: inspect, with its check, costs at most 1.3x the plain call (medians).
 
-    python -m bench.inspect_bench            # 30 timed calls each
-    python -m bench.inspect_bench --quick    # 8 timed calls each
+    python -m bench.benchmark --only inspect    # 30 timed calls each (--quick: 8)
+    python -m bench.inspect_bench [--quick]     # the same section on its own
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
+
+from bench.report import Figure, machine_lines, table  # noqa: E402
 
 LAYERS, HEADS, WIDTH, FEED_FORWARD, TOKENS, VOCABULARY = 12, 12, 768, 3072, 128, 1000
 PADDING = 8  # padding tokens at the end of the sequence
@@ -85,13 +87,10 @@ def time_round_robin(subjects: dict, repeats: int) -> dict[str, list[float]]:
     return times
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer timed calls")
-    repeats = QUICK_REPEATS if parser.parse_args().quick else REPEATS
-
+def measure(repeats: int) -> dict[str, float]:
+    """Median ms of each subject (and "<name> cpu": its CPU ms), after checking that every call
+    of an inspected run agrees with its layer."""
     import keras
-    import tensorflow as tf
 
     from attnviz.heads import inspect, inspection
     from attnviz.heads.verification import not_checked
@@ -109,24 +108,48 @@ def main() -> None:
     ]
     assert not disagree, disagree
     times = time_round_robin(subjects, repeats)
-    plain, inspected, unchecked = (
-        statistics.median(times[name]) * 1e3 for name in ("plain", "inspect", "unchecked")
+    return {name: statistics.median(samples) * 1e3 for name, samples in times.items()}
+
+
+def run(quick: bool = False) -> list[Figure]:
+    """The section's figures: inspect, and inspect without its check, beside a plain call."""
+    repeats = QUICK_REPEATS if quick else REPEATS
+    ms = measure(repeats)
+    plain, cpu = ms["plain"], ms["plain cpu"]
+    note = (
+        f"median of {repeats} calls each, round-robin (the order flipping every round) after "
+        f"{WARM_UPS} warm-up calls; {LAYERS} layers × {HEADS} heads, D = {WIDTH}, T = {TOKENS} "
+        f"(the last {PADDING} padding), B = 1; every call agrees with its layer; CPU "
+        f"{ms['inspect cpu']:.0f} ms against {cpu:.0f} ms ({ms['inspect cpu'] / cpu:.2f}×)"
     )
-    ratio = inspected / plain
-    cpu = {name: statistics.median(times[f"{name} cpu"]) * 1e3 for name in subjects}
-    print(f"Python {platform.python_version()}, TensorFlow {tf.__version__}, Keras "
-          f"{keras.__version__}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")  # fmt: skip
-    print(f"Encoder: {LAYERS} layers x {HEADS} heads, D = {WIDTH}, T = {TOKENS} tokens, B = 1; "
-          f"{repeats} timed calls each, medians")  # fmt: skip
-    print(f"{'plain model call':<22}{plain:9.1f} ms   (CPU {cpu['plain']:.0f} ms)")
-    print(f"{'inspect (checked)':<22}{inspected:9.1f} ms   (CPU {cpu['inspect']:.0f} ms; every "
-          "call agrees with its layer)")  # fmt: skip
-    check = inspected - unchecked
-    print(f"{'inspect, no check':<22}{unchecked:9.1f} ms   (CPU {cpu['unchecked']:.0f} ms; so the "
-          f"check: {check:.1f} ms, CPU {cpu['inspect'] - cpu['unchecked']:.0f} ms)")  # fmt: skip
-    verdict = "met" if ratio <= TARGET else "NOT met"
-    print(f"{'ratio':<22}{ratio:9.2f} x   (target <= {TARGET} x: {verdict}; in CPU time "
-          f"{cpu['inspect'] / cpu['plain']:.2f} x)")  # fmt: skip
+    check = (
+        f"what inspect's self-check costs: {ms['inspect'] - ms['unchecked']:.1f} ms, CPU "
+        f"{ms['inspect cpu'] - ms['unchecked cpu']:.0f} ms (the check replaced by a no-op, in "
+        "this bench only)"
+    )
+    return [
+        Figure("inspect (checked)", ms["inspect"], "plain call", plain, "ms",
+               f"≤ {TARGET:.2f}× plain call", ms["inspect"] <= TARGET * plain, note),
+        Figure("inspect without its check", ms["unchecked"], "plain call", plain, "ms", "",
+               None, check),
+    ]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the section on its own and print its table."""
+    from bench.sections import TITLES
+    from deploy.chromium import CHROMIUM
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.inspect_bench", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer timed calls")
+    quick = parser.parse_args(argv).quick
+    for line in machine_lines(CHROMIUM):
+        print(f"  {line}")
+    print()
+    print(table(TITLES["inspect"], run(quick)))
+    return 0
 
 
 def _unchecked(inspection, run, not_checked):
@@ -140,4 +163,4 @@ def _unchecked(inspection, run, not_checked):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -125,6 +125,6 @@ def run(quick: bool = False) -> list[Figure]:
 
 
 if __name__ == "__main__":
-    from report import table
+    from bench.report import table
 
     print(table("Learn in the app", run(quick=False)))

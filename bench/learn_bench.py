@@ -35,9 +35,9 @@ import keras  # noqa: E402
 
 from attnviz.core.score_kinds import SCORE_KINDS  # noqa: E402
 from attnviz.learn.configs import NetworkConfig, TrainConfig  # noqa: E402
-from attnviz.learn.model import Seq2SeqAttention  # noqa: E402
-from attnviz.learn.tasks import draw_pairs, make_pairs  # noqa: E402
-from attnviz.learn.training import compile_for_training, train, training_arrays  # noqa: E402
+from attnviz.learn.translation.model import Seq2SeqAttention  # noqa: E402
+from attnviz.learn.translation.tasks import draw_pairs, make_pairs  # noqa: E402
+from attnviz.learn.translation.training import compile_for_training, train, training_arrays  # noqa: E402
 from bench.report import Figure, interleaved, machine_lines, progress, table  # noqa: E402
 
 TASK, PAIRS, VAL_PAIRS, BATCH, EPOCHS, RATE = "dates", 10_000, 256, 128, 5, 5e-3

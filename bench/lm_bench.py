@@ -35,9 +35,9 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from attnviz.learn.language_model import LanguageModel  # noqa: E402
-from attnviz.learn.lm_tasks import get_lm_task, make_sequences  # noqa: E402
-from attnviz.learn.lm_training import compile_lm, train_lm  # noqa: E402
+from attnviz.learn.language.model import LanguageModel  # noqa: E402
+from attnviz.learn.language.tasks import get_lm_task, make_sequences  # noqa: E402
+from attnviz.learn.language.training import compile_lm, train_lm  # noqa: E402
 from attnviz.learn.recipes import LM_RECIPES  # noqa: E402
 
 TASK = "induction"

@@ -267,6 +267,6 @@ def run(quick: bool = False) -> list[Figure]:
 if __name__ == "__main__":
     import sys
 
-    from report import table
+    from bench.report import table
 
     print(table("Model view", run(quick="--quick" in sys.argv)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,23 +41,26 @@ def load(path: Path = RESULTS) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def markdown(results: dict[str, Any], order: tuple[str, ...]) -> str:
-    """The results as markdown: per section (in `order`, then any others), its title, the
-    machine it ran on and one table row per figure; a section never run says so."""
+def markdown(results: dict[str, Any], titles: Mapping[str, str]) -> str:
+    """The results as markdown: per section (in the order of `titles`, then any others), its
+    title, the command that measures it, the machine it ran on and one table row per figure; a
+    section never run says so. A section's heading is its title in `titles` (the benchmark's
+    current numbering), else the one saved with its figures."""
     parts = []
-    for section in [*order, *sorted(set(results) - set(order))]:
+    for section in [*titles, *sorted(set(results) - set(titles))]:
         entry = results.get(section)
+        title = titles.get(section) or (entry or {}).get("title") or f"`{section}`"
         if entry is None:
-            parts.append(f"#### `{section}`\n\nNot measured yet: `{_command(section)}`.")
+            parts.append(f"#### {title}\n\nNot measured yet: `{_command(section)}`.")
             continue
-        parts.append(_section(section, entry))
+        parts.append(_section(section, title, entry))
     return "\n\n".join(parts) + "\n"
 
 
-def _section(section: str, entry: dict[str, Any]) -> str:
+def _section(section: str, title: str, entry: dict[str, Any]) -> str:
     figures = [Figure(**{k: v for k, v in f.items() if k != "ratio"}) for f in entry["figures"]]
     lines = [
-        f"#### {entry['title']}",
+        f"#### {title}",
         "",
         f"`{_command(section)}`; " + "; ".join(entry["machine"]),
         "",

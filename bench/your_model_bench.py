@@ -21,16 +21,19 @@ layer 11 · head 11, and between the apps (the order swapping every round), afte
 warm-up click each. A plain call of the same model (`model(ids)`, in this process) is timed in
 the same run, for scale.
 
-    python -m bench.your_model_bench            # 10 timed clicks per app
-    python -m bench.your_model_bench --quick    # 3
+Target: within 1.5× the floor (as the model view's: attnviz draws summaries, a table, the
+rollout and a line view the floor leaves out).
+
+    python -m bench.benchmark --only your_model    # 10 timed clicks per app (--quick: 3)
+    python -m bench.your_model_bench [--quick]     # the same section on its own
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -45,6 +48,7 @@ from bench.model_view_bench import (
     WAIT_ENLARGED,
 )
 from bench.pages import RunWatcher, close_page, launch_browser, new_page, settle, stamp_runs
+from bench.report import Figure, machine_lines, table
 from deploy import servers
 
 TARGET = 1.5  # most attnviz / floor ratio of the median click-to-repaint
@@ -137,11 +141,10 @@ def _plain_call_ms(model: Any, ids: Any) -> float:
     return statistics.median(samples)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer timed clicks")
-    clicks = QUICK_CLICKS if parser.parse_args().quick else CLICKS
-    from attnviz.ui.server_config import MODEL_ENV
+def measure(clicks: int) -> tuple[float, dict, dict]:
+    """A plain call's median ms; per app, its timed clicks (ms: both ends, repaint, run end,
+    rerun request) and its (heatmap charts, traces)."""
+    from attnviz.ui.frame.server_config import MODEL_ENV
 
     model, ids = build_encoder(), token_ids()
     plain = _plain_call_ms(model, ids)
@@ -157,22 +160,48 @@ def main() -> None:
             times, counts = asyncio.run(_measure(urls, apps, clicks))
         finally:
             servers.stop_all()
-    medians = {name: [statistics.median(t[k] for t in times[name]) for k in range(4)]
-               for name in apps}  # fmt: skip
-    ours, floor = (medians[name][0] for name in apps)
-    ratio = ours / floor
-    print(f"{LAYERS} layers × {HEADS} heads at {TOKENS} tokens, {clicks} timed clicks each, "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}")  # fmt: skip
-    print(f"{'plain model call':<34}{plain:9.1f} ms (this process, median of {PLAIN_CALLS})")
-    for name, label in (("attnviz", "attnviz: click → enlarged head"), (list(apps)[1], "floor")):
-        spread = f"{min(t[0] for t in times[name]):.0f}–{max(t[0] for t in times[name]):.0f}"
-        both, painted, ended, requested = medians[name]
-        print(f"{label:<34}{both:9.1f} ms (range {spread} ms; request / run end / repaint "
-              f"{requested:.0f} / {ended:.0f} / {painted:.0f} ms; heatmap charts/traces "
-              f"{counts[name][0]}/{counts[name][1]})")  # fmt: skip
-    verdict = "met" if ratio <= TARGET else "NOT met"
-    print(f"{'ratio':<34}{ratio:9.2f} ×  (target ≤ {TARGET} ×: {verdict})")
+    return plain, times, counts
+
+
+def run(quick: bool = False) -> list[Figure]:
+    """The section's figure: attnviz's click beside the floor's, a plain call in the note."""
+    clicks = QUICK_CLICKS if quick else CLICKS
+    plain, times, counts = measure(clicks)
+    medians = {name: [statistics.median(t[k] for t in samples) for k in range(4)]
+               for name, samples in times.items()}  # fmt: skip
+    (ours, *steps), (floor, *_) = medians["attnviz"], medians["floor-model-view"]
+    spread = {name: f"{min(t[0] for t in s):.0f}–{max(t[0] for t in s):.0f} ms"
+              for name, s in times.items()}  # fmt: skip
+    note = (
+        f"median of {clicks} clicks each after one untimed, alternating; range attnviz "
+        f"{spread['attnviz']}, floor {spread['floor-model-view']}; attnviz's repaint / run end "
+        f"/ rerun request {' / '.join(f'{x:.0f}' for x in steps)} ms; heatmap charts/traces "
+        f"attnviz {'/'.join(map(str, counts['attnviz']))}, floor "
+        f"{'/'.join(map(str, counts['floor-model-view']))}; a plain call of the model (in the "
+        f"bench's process) {plain:.0f} ms, for scale"
+    )
+    name = f"click → enlarged head, {LAYERS} × {HEADS} heads, T = {TOKENS}"
+    return [Figure(name, ours, "floor", floor, "ms", f"≤ {TARGET:.2f}× floor",
+                   ours <= TARGET * floor, note)]  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the section on its own and print its table."""
+    from bench.sections import TITLES
+    from deploy.chromium import CHROMIUM
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.your_model_bench",
+        description=" ".join(__doc__.split("\n\n")[0].split()),
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer timed clicks")
+    quick = parser.parse_args(argv).quick
+    for line in machine_lines(CHROMIUM):
+        print(f"  {line}")
+    print()
+    print(table(TITLES["your_model"], run(quick)))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

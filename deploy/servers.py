@@ -5,7 +5,7 @@ The one launcher of the scripts and tests that run servers: the replicas of `dep
 `python -m bench.screenshots`. Every server started here is registered and stopped at exit, on
 Ctrl-C and on SIGTERM, so a failed or interrupted run leaves nothing behind; the log folder and
 those handlers are set up by the first server started, not on import. The benchmark's floor apps
-run with the same server settings as attnviz (`attnviz.ui.server_config`).
+run with the same server settings as attnviz (`attnviz.ui.frame.server_config`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attnviz.ui import server_config
+from attnviz.ui.frame import server_config
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 START_SECONDS = 120  # most time a server may take to answer its health check

@@ -24,13 +24,13 @@ def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ARG001
         return markdown
     try:
         from bench import results
-        from bench.benchmark import SECTIONS
+        from bench.sections import TITLES
     except ImportError as error:
         raise ImportError(
             f"The Performance page reads bench/results.json with the `bench` folder ({error}). "
             "Run MkDocs from the repository root as `python -m mkdocs build` (or `serve`)."
         ) from error
-    return markdown.replace(MARKER, results.markdown(results.load(), SECTIONS))
+    return markdown.replace(MARKER, results.markdown(results.load(), TITLES))
 
 
 def on_files(files, config):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).parents[1] / "attnviz" / "ui" / "page.py")  # the page app.py serves
+APP = str(Path(__file__).parents[1] / "attnviz/ui/app/page.py")  # the page app.py serves
 FIRST_RUN_TIMEOUT = 180  # the first run imports TensorFlow (about 5 s, more on a busy box)
 # the pages that build or load a model when they open (their walk-throughs are `slow`)
 LOADS_MODELS = frozenset({"decoder", "learn", "language-model"})
@@ -112,7 +112,7 @@ def open_mode(at: AppTest, name: str) -> None:
 
 def current_mode(at: AppTest) -> str:
     """The URL name of the page on screen (the mode whose introduction is shown)."""
-    from attnviz.ui.modes import MODES
+    from attnviz.ui.pages import MODES
 
     shown = {c.value for c in at.caption}
     return next(mode.name for mode in MODES if mode.intro in shown)

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 import pytest
 
-from attnviz.ui.server_config import WARM_UP_ENV
+from attnviz.ui.frame.server_config import WARM_UP_ENV
 from deploy import chromium, servers
 
 REQUIRE_ENV = "ATTNVIZ_REQUIRE_BROWSER"
@@ -468,7 +468,7 @@ class App:
 
     @staticmethod
     def _path_of(label: str) -> str:
-        from attnviz.ui.modes import MODES
+        from attnviz.ui.pages import MODES
 
         return next(mode.name for mode in MODES if mode.label == label)
 

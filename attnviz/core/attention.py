@@ -31,10 +31,16 @@ import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from attnviz.core.checks import as_float_array, check_array_cells, check_choice, read_only
-from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
+from attnviz.core.checks import (
+    as_float_array,
+    check_array_cells,
+    check_choice,
+    check_score_cells,
+    read_only,
+)
+from attnviz.core.limits import MAX_BATCH
 from attnviz.core.masks import MASK_VALUES, NEG_LARGE, build_mask, check_padding_mask
-from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slope, attention_positions
+from attnviz.core.positions import alibi_slope, attention_positions
 from attnviz.core.scoring import make_score_layer, resolve_params
 from attnviz.core.settings import AttentionSettings
 
@@ -168,63 +174,38 @@ def compute_attention(
     key: Any,
     value: Any,
     *,
-    score: str = "dot",
-    scale: bool = True,
-    causal: bool = False,
     key_padding_mask: Any = None,
-    window: int | None = None,
-    mask_value: str = "-inf",
     params: Mapping[str, Any] | None = None,
-    seed: int = 0,
-    sinks: int | None = None,
-    documents: Any = None,
-    prefix: int | None = None,
-    chunk: int | None = None,
-    position: str = "none",
-    rope_theta: float = DEFAULT_ROPE_THETA,
-    alibi_heads: int = 8,
-    alibi_head: int = 0,
+    settings: AttentionSettings | None = None,
+    **keywords: Any,
 ) -> AttentionResult:
     """Compute attention and return every intermediate matrix.
+
+    Any number of tokens and features: the inputs and every `(B, T, S)` stage stop only where
+    memory would (`MAX_ARRAY_CELLS` numbers in any array, `MAX_SCORE_CELLS` attention cells).
 
     Args:
         query: `(T, Dq)` or `(B, T, Dq)` array-like.
         key: `(S, Dk)` or `(B, S, Dk)`.
         value: `(S, Dv)` or `(B, S, Dv)`.
-        score: "dot" (`q·k`, needs Dq == Dk), "general" (`q W kᵀ`) or "concat"
-            (`v·tanh(q W_q + k W_k [+ b])`).
-        scale: divide the scores by sqrt(Dk).
-        causal: query i may attend key j only if j <= i.
         key_padding_mask: bool `(S,)` or `(B, S)`, True = real token, False = padding.
-        window: local attention: query i may attend key j only if |i - j| <= window.
-        mask_value: "-inf" or "-1e9" (see `attention_stages`).
-        params: learned scoring weights by name; missing ones are drawn from `seed`.
-        seed: seed for the missing weights.
-        sinks: attention sinks: the first k keys stay visible through `window` and `chunk`.
-        documents: packed documents: their lengths, adding up to S; each query sees only keys
-            of its own document (block-diagonal).
-        prefix: prefix-LM: the first P positions see each other, causal after (in place of
-            `causal`).
-        chunk: chunked attention: only keys of the query's own chunk of C positions (causal
-            within the chunk with `causal=True`). See `mask_spec` for how the rules combine.
-        position: "none", "rope" (rotate the feature pairs of Q and K by position; Dq and Dk
-            even) or "alibi" (add `−m·|i − j|` to the scores). Query i and key j sit at
-            positions i and j.
-        rope_theta: RoPE's base θ.
-        alibi_heads: ALiBi's slope m is that of head `alibi_head` of `alibi_heads` heads (any
-            number: 32 for MPT-7B and BLOOM-7B, 112 for BLOOM-176B).
-        alibi_head: see `alibi_heads`.
+        params: learned scoring weights by name; missing ones are drawn from the `seed` setting.
+        settings: how attention is computed, as one `AttentionSettings`; or None, to give its
+            fields as keywords instead (not both).
+        **keywords: the fields of `AttentionSettings` by name, each as described there: score,
+            scale, causal, window, mask_value, seed, sinks, documents, prefix, chunk,
+            position, rope_theta, alibi_heads, alibi_head. For example
+            `compute_attention(q, k, v, score="general", causal=True, window=2)`.
 
     Returns:
         An `AttentionResult`.
 
     Raises:
         ValueError: with what is wrong, what is allowed and what was received.
+        TypeError: for a keyword that is not a field of `AttentionSettings`.
     """
-    settings = AttentionSettings(
-        score, scale, causal, window, mask_value, seed, sinks, documents, prefix, chunk,
-        position, rope_theta, alibi_heads, alibi_head,
-    )  # fmt: skip
+    settings = AttentionSettings.from_keywords(settings, keywords, function="compute_attention")
+    score, position = settings.score, settings.position
     q, k, v, batched = check_qkv(query, key, value, same_qk_width=score == "dot")
     batch, t, s = q.shape[0], q.shape[1], k.shape[1]
     padding = None
@@ -232,9 +213,11 @@ def compute_attention(
         padding = check_padding_mask(key_padding_mask, batch if batched else None, s)
     rules = asdict(settings.mask_spec)  # causal, window, sinks, documents, prefix, chunk
     mask = build_mask(batch, t, s, key_padding_mask=padding, **rules)
-    slope = alibi_slope(alibi_heads, alibi_head) if position == "alibi" else None
-    q_scored, k_scored, bias = attention_positions(q, k, position, rope_theta, [slope])
-    used = resolve_params(score, q.shape[-1], k.shape[-1], params, seed)
+    slope = None
+    if position == "alibi":
+        slope = alibi_slope(settings.alibi_heads, settings.alibi_head)
+    q_scored, k_scored, bias = attention_positions(q, k, position, settings.rope_theta, [slope])
+    used = resolve_params(score, q.shape[-1], k.shape[-1], params, settings.seed)
     stages = _stages(q_scored, k_scored, v, mask if not mask.all() else None, bias, used, settings)
     unbatch = (lambda a: a) if batched else (lambda a: a[0])
     arrays = [read_only(unbatch(a)) for a in (*stages, mask, ~mask.any(axis=-1))]
@@ -248,7 +231,7 @@ def compute_attention(
         fully_masked=arrays[5],
         params={name: read_only(w) for name, w in used.items()},
         settings=settings,
-        scale_factor=1.0 / math.sqrt(k.shape[-1]) if scale else 1.0,
+        scale_factor=1.0 / math.sqrt(k.shape[-1]) if settings.scale else 1.0,
         d_k=k.shape[-1],
         rotated_query=read_only(unbatch(q_scored)) if rotated else None,
         rotated_key=read_only(unbatch(k_scored)) if rotated else None,
@@ -266,7 +249,7 @@ def _stages(q, k, v, mask, bias, used, settings: AttentionSettings) -> list[np.n
         bias: `(1, T, S)` float32 ALiBi bias, or None.
     """
     score, scale, mask_value = settings.score, settings.scale, settings.mask_value
-    if score == "dot":  # |q·k| <= MAX_FEATURES * MAX_ABS_VALUE**2 ~ 1e33: dot never overflows
+    if score == "dot":  # |q·k| <= MAX_ARRAY_CELLS * MAX_ABS_VALUE**2 ~ 2.7e38: dot never overflows
         stages = dot_attention(q, k, v, mask, scale, mask_value, bias)
     else:
         scores = _learned_scores(score, q, k, scale, used)  # (B, T, S)
@@ -305,6 +288,11 @@ def _learned_scores(score: str, q, k, scale: bool, params: dict[str, np.ndarray]
     the last `_LEARNED_LAYERS_KEPT` layers, one per kind, scale and weight shapes, are kept and
     given `params` on each call.
     """
+    if score == "concat":  # one query row's tanh layer is the smallest block scored at once
+        units = params["W_q"].shape[1]
+        shape = (q.shape[0], 1, k.shape[1], units)
+        hint = "Use fewer sequences, fewer keys or fewer concat units."
+        check_array_cells(shape, "one query's concat layer (sequences × 1 × keys × units)", hint)
     key = _learned_key(score, scale, q.shape[-1], k.shape[-1], params)
     with _LEARNED_LOCK:
         layer = _LEARNED_LAYERS.pop(key, None)
@@ -374,20 +362,14 @@ def _check_finite_scores(scores: Any) -> None:
         )
 
 
-def check_qkv(
-    query: Any,
-    key: Any,
-    value: Any,
-    *,
-    same_qk_width: bool,
-    max_features: int | None = MAX_FEATURES,
-):
+def check_qkv(query: Any, key: Any, value: Any, *, same_qk_width: bool):
     """Check Q, K, V and return them as float32 `(B, ·, ·)` arrays plus whether B was given.
+
+    Any number of rows (tokens) and columns (features): each array stops at `MAX_ARRAY_CELLS`
+    numbers, and the `(B, T, S)` attention at `MAX_SCORE_CELLS` cells.
 
     Args:
         same_qk_width: require Dq == Dk (dot-product scores).
-        max_features: most columns of each; None = any width within `MAX_ARRAY_CELLS` numbers
-            per array (multi-head attention's model width D, which its heads project down).
     """
     q = as_float_array(query, "query")
     k = as_float_array(key, "key")
@@ -398,15 +380,13 @@ def check_qkv(
             f"Received shapes query {q.shape}, key {k.shape}, value {v.shape}."
         )
     batched = q.ndim == 3
-    _check_shapes(q.shape, k.shape, v.shape, same_qk_width, max_features)
+    _check_shapes(q.shape, k.shape, v.shape, same_qk_width)
     if not batched:
         q, k, v = q[None], k[None], v[None]  # (1, ·, ·)
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), batched
 
 
-def _check_shapes(
-    qs: tuple, ks: tuple, vs: tuple, same_qk_width: bool, max_features: int | None
-) -> None:
+def _check_shapes(qs: tuple, ks: tuple, vs: tuple, same_qk_width: bool) -> None:
     """Check shapes as the user gave them (with or without the batch axis)."""
     shapes = f"query {qs}, key {ks}, value {vs}"
     if len(qs) == 2:
@@ -426,19 +406,14 @@ def _check_shapes(
             f'{shapes}. Give Q and K the same number of columns, or use score="general" or '
             '"concat", which learn a map between them.'
         )
-    columns = "any number of columns (features) within the memory limit"
-    if max_features is not None:
-        columns = f"{max_features} columns (features)"
-    for name, shape in (("query", qs), ("key", ks), ("value", vs)):
-        if shape[1] > MAX_TOKENS or shape[2] > (max_features or shape[2]):
-            raise ValueError(
-                f"`{name}` is too large: {shape[1]} rows × {shape[2]} columns. The limits are "
-                f"{MAX_TOKENS} rows (tokens) and {columns}."
-            )
-        check_array_cells(shape, f"`{name}`", "Use fewer or shorter sequences.")
-    if qs[0] > MAX_BATCH or qs[0] * qs[1] * ks[1] > MAX_SCORE_CELLS:
+    if qs[0] > MAX_BATCH:
         raise ValueError(
-            f"The batch is too large: {qs[0]} × {qs[1]} × {ks[1]} attention cells; the limits are "
-            f"{MAX_BATCH} sequences and {MAX_SCORE_CELLS:,} cells in all. Use fewer or shorter "
-            "sequences."
+            f"The batch is too large: {qs[0]:,} sequences; the limit is {MAX_BATCH:,}. "
+            "Use fewer sequences."
         )
+    hint = "Use fewer or shorter sequences."
+    sizes = {"sequence": qs[0], "query": qs[1], "key": ks[1]}
+    check_score_cells(sizes, hint)
+    hint = "Use fewer or shorter sequences, or fewer features."
+    for name, shape in (("query", qs), ("key", ks), ("value", vs)):
+        check_array_cells(shape, f"`{name}` (sequences × tokens × features)", hint)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.core.limits import MAX_ABS_VALUE, MAX_ARRAY_CELLS, MAX_SCORE_CELLS
+from attnviz.core.words import plural
 
 
 def describe(value: Any) -> str:
@@ -110,6 +111,54 @@ def check_heads(value: Any, name: str = "num_heads") -> int:
             f"{value:,}. Use fewer heads."
         )
     return check_int(value, name, low=1)
+
+
+def check_size(value: Any, name: str, *, low: int = 1, unit: str = "tokens") -> int:
+    """A number of tokens or features (a length, a width, a window): any whole number from
+    `low` that an array can hold.
+
+    The maths takes any sequence length and any width; only memory stops it. No array holds more
+    than `MAX_ARRAY_CELLS` numbers, so no sequence has more tokens and no row more features; the
+    arrays a function builds from its sizes are then checked whole (`check_array_cells`,
+    `check_score_cells`).
+
+    Args:
+        value: the size given.
+        name: its argument name, for the message.
+        low: the smallest size allowed.
+        unit: what it counts ("tokens", "features"), for the message.
+    """
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    if whole and value > MAX_ARRAY_CELLS:
+        raise ValueError(
+            f"`{name}` is too large to hold in memory: no array holds more than "
+            f"{MAX_ARRAY_CELLS:,} numbers (1 GiB of float32), so no more {unit} than that. "
+            f"Received: {value:,}. Use fewer {unit}."
+        )
+    return check_int(value, name, low=low)
+
+
+def check_score_cells(
+    sizes: dict[str, int], hint: str, *, limit: int = MAX_SCORE_CELLS, whose: str = ""
+) -> None:
+    """Refuse more than `limit` attention cells, the product of `sizes` (counts by what they
+    count, such as {"sequence": B, "head": H, "query": T, "key": S}), saying each count.
+
+    Args:
+        sizes: the counts whose product is the number of cells, by the (singular) thing each
+            counts.
+        hint: how to stay within the limit.
+        limit: `MAX_SCORE_CELLS` (memory), or a page's own smaller limit.
+        whose: whose limit it is, for the message ("" = memory's; "this page's").
+    """
+    cells = math.prod(sizes.values())
+    if cells > limit:
+        counts = " × ".join(plural(size, what) for what, size in sizes.items())
+        owner = whose or "the memory limit: each stage is one array of float32"
+        raise ValueError(
+            f"Too many attention cells: {counts} = {cells:,}; the limit is {limit:,} ({owner}). "
+            f"{hint}"
+        )
 
 
 def check_array_cells(shape: tuple[int, ...], what: str, hint: str) -> None:

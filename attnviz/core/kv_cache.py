@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import as_float_array, read_only
-from attnviz.core.limits import MAX_FEATURES, MAX_SCORE_CELLS, MAX_TOKENS
-from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slope, alibi_slopes, apply_rope
+from attnviz.core.checks import as_float_array, check_array_cells, check_score_cells, read_only
+from attnviz.core.positions import alibi_slope, alibi_slopes, apply_rope
 from attnviz.core.settings import AttentionSettings
 
 BYTES_PER_NUMBER = 4  # float32
@@ -92,32 +91,29 @@ def decode_with_cache(
     key: Any,
     value: Any,
     *,
-    scale: bool = True,
-    window: int | None = None,
-    sinks: int | None = None,
-    documents: Any = None,
-    chunk: int | None = None,
-    position: str = "none",
-    rope_theta: float = DEFAULT_ROPE_THETA,
-    alibi_heads: int = 8,
-    alibi_head: int = 0,
+    settings: AttentionSettings | None = None,
+    **keywords: Any,
 ) -> CacheDecoding:
     """Decode causally, one token a step, with a KV cache; return every step.
 
     Args:
         query: `(T, Dk)` one head, or `(H, T, Dk)` heads (e.g. `MultiHeadResult.query_heads`
-            of one sequence, before RoPE): any number of heads H while H·T·T stays within
-            `MAX_SCORE_CELLS`, up to `MAX_FEATURES` features per head.
+            of one sequence, before RoPE): any number of heads, tokens and features while the
+            `(H, T, T)` weights stay within `MAX_SCORE_CELLS` cells and every other array within
+            `MAX_ARRAY_CELLS` numbers.
         key: `(T, Dk)` or `(G, T, Dk)`: one key per token (`shared_key_heads`, before RoPE).
         value: `(T, Dv)` or `(G, T, Dv)`.
-        scale: divide the scores by sqrt(Dk).
-        window, sinks, documents, chunk: the mask rules of `compute_attention` (`mask_spec`),
-            always on top of the causal order; prefix-LM is not decoding (its prefix is read
-            at once), so it is not offered.
-        position: "none", "rope" (query and key rotated at their token's position) or "alibi".
-        rope_theta: RoPE's base θ.
-        alibi_heads, alibi_head: one head (2-D inputs) takes that head's slope, as
-            `compute_attention` does; H heads take the paper's slopes for H heads.
+        settings: the mask rules, scaling and positions as one `AttentionSettings`; decoding
+            is causal dot-product attention, so its `score` must be "dot", `causal` True and
+            `prefix` None (prefix-LM reads its prefix at once: it is not decoding); its
+            `mask_value` and `seed` are unused (a step always sees its own key). Or None, to
+            give them as keywords instead (not both).
+        **keywords: the fields of `AttentionSettings` by name that decoding uses, as in
+            `compute_attention`: scale, window, sinks, documents, chunk (always on top of
+            the causal order), position ("rope": query and key rotated at their token's
+            position), rope_theta, alibi_heads and alibi_head (one head, 2-D inputs, takes
+            that head's slope as `compute_attention` does; H heads take the paper's slopes
+            for H heads).
 
     Returns:
         A `CacheDecoding`; its `weights` and `outputs` equal causal `compute_attention` (per
@@ -125,22 +121,29 @@ def decode_with_cache(
 
     Raises:
         ValueError: with what is wrong, what is allowed and what was received.
+        TypeError: for a keyword that is not one of the attention keywords above.
     """
-    settings = AttentionSettings(
-        "dot", scale, True, window, "-inf", 0, sinks, documents, None, chunk, position,
-        rope_theta, alibi_heads, alibi_head,
-    )  # fmt: skip
+    settings = AttentionSettings.from_keywords(
+        settings,
+        keywords,
+        function="decode_with_cache",
+        fixed={"score": "dot", "causal": True, "prefix": None},
+        derived={"mask_value": "-inf", "seed": 0},
+    )
+    position, theta = settings.position, settings.rope_theta
     q, k, v, one_head = _check_inputs(query, key, value, position)
     h, t = q.shape[0], q.shape[1]
     settings.mask_spec.check_fits(t, t)
     visible = settings.mask_spec.allowed(np.arange(t), np.arange(t))  # (T, T), j <= i
     if position == "rope":
-        q = apply_rope(q, np.arange(t), rope_theta).astype(np.float32)  # (H, T, Dk)
-        k = apply_rope(k, np.arange(t), rope_theta).astype(np.float32)  # (G, T, Dk), once
+        q = apply_rope(q, np.arange(t), theta).astype(np.float32)  # (H, T, Dk)
+        k = apply_rope(k, np.arange(t), theta).astype(np.float32)  # (G, T, Dk), once
     slopes = None
-    if position == "alibi":
-        slopes = np.array([alibi_slope(alibi_heads, alibi_head)]) if one_head else alibi_slopes(h)
-    factor = 1.0 / np.sqrt(k.shape[-1]) if scale else 1.0
+    if position == "alibi" and one_head:
+        slopes = np.array([alibi_slope(settings.alibi_heads, settings.alibi_head)])
+    elif position == "alibi":
+        slopes = alibi_slopes(h)
+    factor = 1.0 / np.sqrt(k.shape[-1]) if settings.scale else 1.0
     scores, weights, outputs = _decode(q, k, v, visible, slopes, np.float32(factor))
     return _result(q, k, v, visible, scores, weights, outputs, slopes, settings, float(factor))
 
@@ -209,7 +212,7 @@ def _check_inputs(query, key, value, position: str):
     one_head = q.ndim == 2
     if one_head:
         q, k, v = q[None], k[None], v[None]  # (1, T, ·)
-    (h, t, d_q), (g, s, d_k), (g_v, s_v, d_v) = q.shape, k.shape, v.shape
+    (h, t, d_q), (g, s, d_k), (g_v, s_v, _) = q.shape, k.shape, v.shape
     if not t == s == s_v:
         raise ValueError(
             "Decoding caches one key and one value per token: `query`, `key` and `value` need "
@@ -226,10 +229,9 @@ def _check_inputs(query, key, value, position: str):
             f"`query` and `key` need the same number of features (Dq == Dk{even}). "
             f"Received: {shapes}."
         )
-    if t > MAX_TOKENS or max(d_k, d_v) > MAX_FEATURES or h * t * t > MAX_SCORE_CELLS:
-        raise ValueError(
-            f"Too large to decode: {h} heads × {t} tokens × {max(d_k, d_v)} features. The limits "
-            f"are {MAX_TOKENS} tokens, {MAX_FEATURES} features per head and "
-            f"{MAX_SCORE_CELLS:,} cells (heads × tokens × tokens), any number of heads within them."
-        )
+    sizes = {"head": h, "token": t, "cached token": t}
+    check_score_cells(sizes, "Decode fewer heads or fewer tokens.")
+    hint = "Decode fewer heads, fewer tokens or fewer features."
+    for name, shape in (("query", q.shape), ("key", k.shape), ("value", v.shape)):
+        check_array_cells(shape, f"`{name}` (heads × tokens × features)", hint)
     return q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), one_head

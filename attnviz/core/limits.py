@@ -2,34 +2,43 @@
 
 The app and the package share these numbers so that the limits users read in error messages,
 the docs (docs/app.md) and the UI are always the same ones the code enforces. `MAX_` names are the
-package's: it takes any number of heads and any head size Dk independent of D, stopping where
-memory would (`MAX_SCORE_CELLS`, `MAX_ARRAY_CELLS`). `APP_` names are the pages' own, smaller
-limits for what a page can draw and run at once; the pages' inputs take their largest values
-from here and say so. Drawing sizes (pixels, ticks) are not limits and live with the figures.
+package's: its maths takes any number of tokens, features and heads (any head size Dk
+independent of D), stopping only where memory would (`MAX_SCORE_CELLS`, `MAX_ARRAY_CELLS`).
+`APP_` names are the pages' own, smaller limits for what a page can draw and run at once; the
+pages' inputs take their largest values from here, pass them to the parsers and say them.
+Drawing sizes (pixels, ticks) are not limits and live with the figures.
 """
 
-# Attention inputs (compute_attention, the explorer)
-MAX_TOKENS = 4096  # most queries T or keys S in one attention matrix
-MAX_FEATURES = 1024  # most features Dq, Dk, Dv (and concat units U)
+# Memory: what the maths takes. Every token count and feature size is limited only by these
+MAX_ARRAY_CELLS = 2**28  # most numbers in any one array, 1 GiB of float32 (B·T·D, H·D·Dk, …)
+MAX_SCORE_CELLS = MAX_ARRAY_CELLS  # most B·H·T·S attention cells across the whole batch: each
+# (B, H, T, S) stage (scores, weights, …) is one array of them
+
+# Attention inputs (compute_attention, the parsers)
 MAX_BATCH = 1024  # most sequences B in one batch
-MAX_SCORE_CELLS = MAX_TOKENS * MAX_TOKENS  # most B*T*S cells across the whole batch
-MAX_INPUT_CELLS = MAX_TOKENS * MAX_FEATURES  # most numbers in one Q, K or V matrix (per batch item)
 MAX_TEXT_CHARS = 1_000_000  # most characters of matrix text the parser reads
 MAX_UPLOAD_BYTES = 20 * 1024 * 1024  # most bytes of one uploaded CSV / JSON / .npy file
 MATRIX_FILE_TYPES = ("csv", "tsv", "txt", "json", "npy")  # file endings a matrix upload may have
 MAX_SENTENCE_CHARS = 20_000  # most characters in one sentence
 MAX_SENTENCES = 64  # most sentences encoded together
-MAX_ABS_VALUE = 1e15  # largest magnitude of any input number (keeps float32 scores finite)
+MAX_ABS_VALUE = 1e15  # largest magnitude of any input number: keeps float32 dot products
+# finite (|q·k| <= MAX_ARRAY_CELLS features × MAX_ABS_VALUE² ≈ 2.7e38 < float32's 3.4e38)
 MAX_SEED = 2**32 - 1  # largest accepted `seed` (numpy's seed range)
+
+# What a page computes and draws at once (the explorer, the sentence pages, the controls)
+APP_MAX_TOKENS = 4096  # most queries T or keys S of one matrix a page takes (rows of Q, K, V)
+APP_MAX_FEATURES = 1024  # most features Dq, Dk, Dv or d_model a page's inputs take
+APP_SCORE_CELLS = APP_MAX_TOKENS**2  # most B·H·T·S attention cells a page computes at once
+APP_INPUT_CELLS = APP_MAX_TOKENS * APP_MAX_FEATURES  # most numbers per array a page encodes
 
 # Multi-head attention and the decoder stack. The maths takes any number of heads and any
 # head size Dk independent of D (H·Dk need not be D): it stops only where memory would, at
-# MAX_SCORE_CELLS for the (B·H·T·S) weights and MAX_ARRAY_CELLS for any other array
-MAX_ARRAY_CELLS = 2**28  # most numbers in any other array, 1 GiB of float32 (B·T·D, H·D·Dk, …)
+# MAX_SCORE_CELLS for the (B·H·T·S) weights and MAX_ARRAY_CELLS for any other array. The
+# decoder stack of the Keras tutorial keeps its own sizes (layers, feed-forward, vocabulary)
 MAX_LAYERS = 12  # most decoder layers N of the decoder stack
-MAX_D_FF = 4 * MAX_FEATURES  # most feed-forward units of a decoder layer
-MAX_VOCAB = MAX_TOKENS  # most token ids of the decoder's vocabulary
-MAX_DECODER_TOKENS = MAX_TOKENS  # most B·T target (and B·S source) tokens in one decoder run
+MAX_D_FF = 4096  # most feed-forward units of a decoder layer
+MAX_VOCAB = 4096  # most token ids of the decoder's vocabulary
+MAX_DECODER_TOKENS = 4096  # most B·T target (and B·S source) tokens in one decoder run
 APP_DECODER_BATCH = 64  # most sequences the Decoder page runs at once (a few s of CPU)
 APP_DECODER_SIDE = 64  # most target or source tokens on the Decoder page
 APP_HEADS = 16  # most heads H a page draws, one matrix each (Decoder, Three ways, ALiBi inputs)
@@ -53,8 +62,6 @@ APP_TRAIN_PAIRS = (500, 1_000, 2_000, 5_000, 10_000, 20_000)  # pairs a Learn ru
 # Attention as today's models compute it (positions, packed documents, tiles)
 MAX_ROPE_THETA = 1e9  # largest RoPE base θ (Llama 3 uses 5e5, long-context models up to ~1e7)
 MAX_POSITION = 1e6  # largest magnitude of a token position given to RoPE or ALiBi
-MAX_DOCUMENTS = MAX_TOKENS  # most packed documents in one sequence
-MAX_TILE = MAX_TOKENS  # largest query or key tile of tiled attention
 MAX_TILE_STEPS = 4096  # most (query tile, key tile) steps one tiled run records
 
 # Your own model in the app (`attnviz view MODEL`)

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import check_int, describe
-from attnviz.core.limits import MAX_DOCUMENTS, MAX_TOKENS
+from attnviz.core.checks import check_size, describe
+from attnviz.core.limits import MAX_ARRAY_CELLS
 
 
 @dataclass(frozen=True)
@@ -142,24 +142,25 @@ def _combine(t, s, order, window, chunk, sinks, documents) -> np.ndarray:
 
 
 def check_window(window: Any) -> int | None:
-    """Validate the local-attention window: None (off) or a whole number from 0."""
+    """Validate the local-attention window: None (off) or a whole number from 0 (any size a
+    sequence can have)."""
     if window is None:
         return None
-    return check_int(window, "window", low=0, high=MAX_TOKENS)
+    return check_size(window, "window", low=0)
 
 
 def check_sinks(sinks: Any) -> int | None:
     """Validate the number of sink tokens: None (off) or a whole number from 0."""
     if sinks is None:
         return None
-    return check_int(sinks, "sinks", low=0, high=MAX_TOKENS)
+    return check_size(sinks, "sinks", low=0)
 
 
 def check_prefix(prefix: Any) -> int | None:
     """Validate the prefix-LM prefix length: None (off) or a whole number from 0."""
     if prefix is None:
         return None
-    return check_int(prefix, "prefix", low=0, high=MAX_TOKENS)
+    return check_size(prefix, "prefix", low=0)
 
 
 def check_chunk(chunk: Any) -> int | None:
@@ -168,10 +169,10 @@ def check_chunk(chunk: Any) -> int | None:
         return None
     if isinstance(chunk, (int, np.integer)) and not isinstance(chunk, bool) and chunk < 1:
         raise ValueError(
-            f"`chunk` must be from 1 to {MAX_TOKENS}: a chunk holds at least one token. "
+            f"`chunk` must be 1 or more: a chunk holds at least one token. "
             f"Received: {chunk}. Use None to switch chunked attention off."
         )
-    return check_int(chunk, "chunk", low=1, high=MAX_TOKENS)
+    return check_size(chunk, "chunk", low=1)
 
 
 def check_documents(documents: Any) -> tuple[int, ...] | None:
@@ -184,10 +185,10 @@ def check_documents(documents: Any) -> tuple[int, ...] | None:
             f"Received: {describe(documents)}."
         )
     lengths = tuple(documents)
-    if not 1 <= len(lengths) <= MAX_DOCUMENTS:
+    if not lengths:
         raise ValueError(
-            f"`documents` must list from 1 to {MAX_DOCUMENTS} document lengths. "
-            f"Received {len(lengths)}."
+            "`documents` must list at least one document length, e.g. [3, 5, 2]. Received an "
+            "empty list. Use None to switch packed documents off."
         )
     if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in lengths) or (
         min(lengths) < 1
@@ -197,9 +198,10 @@ def check_documents(documents: Any) -> tuple[int, ...] | None:
             f"Received: {describe(list(lengths))}."
         )
     lengths = tuple(int(n) for n in lengths)
-    if sum(lengths) > MAX_TOKENS:
+    if sum(lengths) > MAX_ARRAY_CELLS:
         raise ValueError(
-            f"`documents` add up to {sum(lengths)} tokens; the limit is {MAX_TOKENS}. "
+            f"`documents` add up to {sum(lengths):,} tokens, more than a sequence can hold in "
+            f"memory: no array holds more than {MAX_ARRAY_CELLS:,} numbers (1 GiB of float32). "
             "Pack fewer or shorter documents."
         )
     return lengths

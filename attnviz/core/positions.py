@@ -33,14 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import check_heads, check_int, describe, numeric_array
-from attnviz.core.limits import (
-    MAX_FEATURES,
-    MAX_POSITION,
-    MAX_ROPE_THETA,
-    MAX_SCORE_CELLS,
-    MAX_TOKENS,
+from attnviz.core.checks import (
+    check_heads,
+    check_int,
+    check_score_cells,
+    check_size,
+    describe,
+    numeric_array,
 )
+from attnviz.core.limits import MAX_POSITION, MAX_ROPE_THETA
 
 POSITION_SCHEMES = ("none", "sinusoidal", "rope", "alibi")  # every scheme a page may offer
 ATTENTION_POSITIONS = ("none", "rope", "alibi")  # those attention applies ("sinusoidal" is added
@@ -116,28 +117,45 @@ def rotate_pairs(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)  # (..., T, D)
 
 
-def alibi_slopes(num_heads: int) -> np.ndarray:
+def alibi_slopes(num_heads: int, max_bias: float = ALIBI_MAX_BIAS) -> np.ndarray:
     """The ALiBi slope of each head, as in the paper (and keras_hub's `AlibiBias`).
 
-    For H a power of two: `2^(-8/H)` raised to the powers 1 … H. Otherwise the slopes of the
-    largest power of two M below H, then every other slope of 2M, as many as needed (H − M).
+    For H a power of two: `2^(-max_bias/H)` raised to the powers 1 … H. Otherwise the slopes of
+    the largest power of two M below H, then every other slope of 2M, as many as needed (H − M).
     Any number of heads (MPT-7B and BLOOM-7B have 32, BLOOM-176B 112), up to
     `check_heads`'s memory limit.
+
+    Args:
+        num_heads: H.
+        max_bias: the paper's 8 (keras_hub's `alibi_bias_max`): the slopes start at
+            `2^(-max_bias/H)`.
 
     Returns:
         float64 `(H,)`, decreasing for H a power of two: 1/2, 1/4, …, 1/256 for 8 heads.
     """
     h = check_heads(num_heads)
+    bias = _check_max_bias(max_bias)
     closest = 1 << (h.bit_length() - 1)  # M, the largest power of two <= H
-    first = _power_of_two_slopes(closest)  # (M,)
-    extra = _power_of_two_slopes(2 * closest)[0::2][: h - closest]  # (H − M,)
+    first = _power_of_two_slopes(closest, bias)  # (M,)
+    extra = _power_of_two_slopes(2 * closest, bias)[0::2][: h - closest]  # (H − M,)
     return np.concatenate([first, extra])
 
 
-def _power_of_two_slopes(h: int) -> np.ndarray:
-    """float64 `(H,)`: `2^(-8/H)` to the powers 1 … H, for H a power of two."""
-    start = 2.0 ** (-ALIBI_MAX_BIAS / h)
+def _power_of_two_slopes(h: int, max_bias: float) -> np.ndarray:
+    """float64 `(H,)`: `2^(-max_bias/H)` to the powers 1 … H, for H a power of two."""
+    start = 2.0 ** (-max_bias / h)
     return start ** np.arange(1, h + 1, dtype=np.float64)
+
+
+def _check_max_bias(max_bias: Any) -> float:
+    """ALiBi's `max_bias` as a positive, finite float, or a ValueError that says so."""
+    number = isinstance(max_bias, (int, float, np.integer, np.floating))
+    if isinstance(max_bias, bool) or not number or not (math.isfinite(max_bias) and max_bias > 0):
+        raise ValueError(
+            "`max_bias` must be a positive number (the paper's 8: the first slope is "
+            f"2^(-max_bias/H)). Received: {describe(max_bias)}."
+        )
+    return float(max_bias)
 
 
 def alibi_slope(alibi_heads: int, alibi_head: int) -> float:
@@ -164,12 +182,8 @@ def linear_bias(
     m = numeric_array(slopes, "slopes").astype(dtype).reshape(-1)  # (H,)
     i = check_positions(query_positions, "query_positions").astype(dtype)  # (T,)
     j = check_positions(key_positions, "key_positions").astype(dtype)  # (S,)
-    cells = m.size * i.size * j.size
-    if cells > MAX_SCORE_CELLS:
-        raise ValueError(
-            f"Too many bias cells: {m.size} heads × {i.size} queries × {j.size} keys = {cells:,}; "
-            f"the limit is {MAX_SCORE_CELLS:,}. Use fewer heads or fewer positions."
-        )
+    sizes = {"head": m.size, "query": i.size, "key": j.size}
+    check_score_cells(sizes, "Use fewer heads or fewer positions.")
     penalty = np.abs(np.subtract.outer(i, j))  # (T, S) |i − j|
     np.subtract(0, penalty, out=penalty)  # −|i − j|, +0 (not −0) on the diagonal
     bias = np.empty((m.size, i.size, j.size), dtype)  # (H, T, S)
@@ -180,8 +194,8 @@ def linear_bias(
 
 def alibi_bias(num_heads: int, t: int, s: int) -> np.ndarray:
     """float64 `(H, T, S)`: the bias each head adds, queries and keys at positions 0, 1, …"""
-    t = check_int(t, "t", low=1, high=MAX_TOKENS)
-    s = check_int(s, "s", low=1, high=MAX_TOKENS)
+    h, t, s = check_heads(num_heads), check_size(t, "t"), check_size(s, "s")
+    check_score_cells({"head": h, "query": t, "key": s}, "Use fewer heads or positions.")
     return linear_bias(alibi_slopes(num_heads), np.arange(t), np.arange(s))
 
 
@@ -230,7 +244,7 @@ def check_positions(positions: Any, name: str) -> np.ndarray:
 
 def check_rope_width(d: Any, what: str = "features") -> int:
     """`d` if RoPE can rotate that many features (a whole, even number), else a ValueError."""
-    d = check_int(d, "d", low=1, high=MAX_FEATURES)
+    d = check_size(d, "d", unit="features")
     if d % 2:
         raise ValueError(
             f"RoPE rotates {what} in pairs, so their number must be even. Received: {d}. "

@@ -17,8 +17,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from attnviz.core.checks import check_choice
-from attnviz.core.limits import MAX_FEATURES
+from attnviz.core.checks import check_array_cells, check_choice
 from attnviz.core.score_kinds import (
     CONCAT,
     DOT,
@@ -166,6 +165,9 @@ def resolve_params(
     given = check_weight_names(params, None, f'score="{kind}"')  # names: by resolve_weights
     units = _concat_units(given, dk) if kind == "concat" else 0
     shapes = SCORE_KINDS_BY_NAME[kind].param_shapes(dq, dk, units)
+    hint = "Use fewer query or key features (or fewer concat units)."
+    for name, shape in shapes.items():
+        check_array_cells(shape, f'the weight {name} of score="{kind}"', hint)
     return resolve_weights(
         params,
         shapes,
@@ -180,7 +182,7 @@ def _concat_units(given: Mapping[str, Any], dk: int) -> int:
     for name, axis in (("W_q", 1), ("W_k", 1), ("v", 0), ("b", 0)):
         if name in given:
             shape = np.shape(given[name])
-            if len(shape) > axis and 1 <= shape[axis] <= MAX_FEATURES:
+            if len(shape) > axis and shape[axis] >= 1:
                 return int(shape[axis])
     return dk
 

@@ -29,10 +29,16 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import as_float_array, check_int, read_only
-from attnviz.core.limits import MAX_FEATURES, MAX_TILE, MAX_TILE_STEPS, MAX_TOKENS
+from attnviz.core.checks import (
+    as_float_array,
+    check_array_cells,
+    check_score_cells,
+    check_size,
+    read_only,
+)
+from attnviz.core.limits import MAX_ARRAY_CELLS, MAX_TILE_STEPS
 from attnviz.core.masks import NEG_LARGE, check_padding_mask
-from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slope, apply_rope, linear_bias
+from attnviz.core.positions import alibi_slope, apply_rope, linear_bias
 from attnviz.core.settings import AttentionSettings
 
 BYTES_PER_NUMBER = 4  # float32, as a kernel stores scores and outputs
@@ -93,56 +99,57 @@ def tiled_attention(
     *,
     key_tile: int,
     query_tile: int | None = None,
-    scale: bool = True,
-    causal: bool = False,
     key_padding_mask: Any = None,
-    window: int | None = None,
-    mask_value: str = "-inf",
-    sinks: int | None = None,
-    documents: Any = None,
-    prefix: int | None = None,
-    chunk: int | None = None,
-    position: str = "none",
-    rope_theta: float = DEFAULT_ROPE_THETA,
-    alibi_heads: int = 8,
-    alibi_head: int = 0,
+    settings: AttentionSettings | None = None,
+    **keywords: Any,
 ) -> TiledAttention:
     """Scaled dot-product attention of one sequence, tile by tile with the online softmax.
+
+    Any number of tokens and features, and tiles of any size, within memory: the `(T, S)`
+    logits kept to recompute the weights stop at `MAX_SCORE_CELLS`, and what the steps record
+    at `MAX_ARRAY_CELLS` numbers in all.
 
     Args:
         query: `(T, D)` array-like; key: `(S, D)`; value: `(S, Dv)`.
         key_tile: Tk, keys (and values) per tile, from 1.
         query_tile: Tq, queries per tile; None = all T queries in one tile.
-        scale, causal, window, mask_value, sinks, documents, prefix, chunk: as in
-            `compute_attention`; so are position, rope_theta, alibi_heads, alibi_head, and
-            key_padding_mask, here of shape `(S,)`.
+        key_padding_mask: bool `(S,)`, True = real token, False = padding.
+        settings: masks, scaling and positions as one `AttentionSettings` (its `score` must be
+            "dot"; its `seed` is unused: the dot product has no weights); or None, to give
+            them as keywords instead (not both).
+        **keywords: the fields of `AttentionSettings` by name but `score` and `seed`, as in
+            `compute_attention`: scale, causal, window, mask_value, sinks, documents, prefix,
+            chunk, position, rope_theta, alibi_heads, alibi_head.
 
     Returns:
         A `TiledAttention`; its weights and output equal `compute_attention`'s (to 1e-6).
 
     Raises:
         ValueError: with what is wrong, what is allowed and what was received.
+        TypeError: for a keyword that is not one of the attention keywords above.
     """
-    settings = AttentionSettings(
-        "dot", scale, causal, window, mask_value, 0, sinks, documents, prefix, chunk, position,
-        rope_theta, alibi_heads, alibi_head,
-    )  # fmt: skip
+    settings = AttentionSettings.from_keywords(
+        settings, keywords, function="tiled_attention", fixed={"score": "dot"}, derived={"seed": 0}
+    )
     q, k, v = _check_inputs(query, key, value)
     (t, d), s = q.shape, k.shape[0]
-    tq, tk = _check_tiles(query_tile, key_tile, t, s)
+    tq, tk = _check_tiles(query_tile, key_tile, t, s, v.shape[1])
     settings.mask_spec.check_fits(t, s)
     padding = np.ones(s, bool) if key_padding_mask is None else None
     if padding is None:
         padding = check_padding_mask(key_padding_mask, None, s)[0]  # (S,)
+    position, theta = settings.position, settings.rope_theta
     if position == "rope":
         if d % 2:
             raise ValueError(
                 f'position="rope" rotates query and key features in pairs: D must be even. '
                 f"Received D = {d}."
             )
-        q, k = apply_rope(q, np.arange(t), rope_theta), apply_rope(k, np.arange(s), rope_theta)
-    slope = alibi_slope(alibi_heads, alibi_head) if position == "alibi" else None
-    factor = 1.0 / math.sqrt(d) if scale else 1.0
+        q, k = apply_rope(q, np.arange(t), theta), apply_rope(k, np.arange(s), theta)
+    slope = None
+    if position == "alibi":
+        slope = alibi_slope(settings.alibi_heads, settings.alibi_head)
+    factor = 1.0 / math.sqrt(d) if settings.scale else 1.0
     run = _Run(q, k, v, padding, settings, slope, factor)
     steps = [run.step(r, c, tq, tk) for r in range(0, t, tq) for c in range(0, s, tk)]
     return run.result(steps, tq, tk)
@@ -239,15 +246,17 @@ def _check_inputs(query, key, value) -> tuple[np.ndarray, np.ndarray, np.ndarray
             "Tiled attention scores with the dot product: `query` and `key` need the same "
             f"number of columns, and `key` and `value` the same number of rows. Received: {shapes}."
         )
-    if max(q.shape[0], k.shape[0]) > MAX_TOKENS or max(q.shape[1], v.shape[1]) > MAX_FEATURES:
-        raise ValueError(
-            f"Too large: {shapes}. The limits are {MAX_TOKENS} rows and {MAX_FEATURES} columns."
-        )
+    hint = "Use a shorter sequence or fewer features."
+    for name, x in (("query", q), ("key", k), ("value", v)):
+        check_array_cells(x.shape, f"`{name}` (tokens × features) in float64", hint)
+    sizes = {"query": q.shape[0], "key": k.shape[0]}
+    check_score_cells(sizes, "Use a shorter sequence: the logits of every tile are kept.")
     return tuple(x.astype(np.float32).astype(np.float64) for x in (q, k, v))
 
 
-def _check_tiles(query_tile: Any, key_tile: Any, t: int, s: int) -> tuple[int, int]:
-    """(Tq, Tk) within 1 … MAX_TILE and within `MAX_TILE_STEPS` steps in all."""
+def _check_tiles(query_tile: Any, key_tile: Any, t: int, s: int, d_v: int) -> tuple[int, int]:
+    """(Tq, Tk), each from 1 (a tile longer than the sequence is the whole sequence), within
+    `MAX_TILE_STEPS` steps, and what the steps record within `MAX_ARRAY_CELLS` numbers."""
     sizes = []
     for name, size, default in (("query_tile", query_tile, t), ("key_tile", key_tile, None)):
         if size is None and default is not None:
@@ -255,15 +264,21 @@ def _check_tiles(query_tile: Any, key_tile: Any, t: int, s: int) -> tuple[int, i
             continue
         if isinstance(size, (int, np.integer)) and not isinstance(size, bool) and size < 1:
             raise ValueError(
-                f"`{name}` must be from 1 to {MAX_TILE}: a tile holds at least one row. "
-                f"Received: {size}."
+                f"`{name}` must be 1 or more: a tile holds at least one row. Received: {size}."
             )
-        sizes.append(check_int(size, name, low=1, high=MAX_TILE))
-    tq, tk = sizes
+        sizes.append(check_size(size, name))
+    tq, tk = min(sizes[0], t), min(sizes[1], s)  # a tile never holds more than the sequence
     count = -(-t // tq) * -(-s // tk)
     if count > MAX_TILE_STEPS:
         raise ValueError(
             f"Tiles of {tq} queries × {tk} keys cut {t} queries × {s} keys into {count:,} steps; "
             f"the limit is {MAX_TILE_STEPS:,}. Use larger tiles."
+        )
+    recorded = count * (2 * tq * tk + 4 * tq + 2 * tq * d_v)  # each step's arrays (TileStep)
+    if recorded > MAX_ARRAY_CELLS:
+        raise ValueError(
+            f"Too large to record: {count:,} steps of {tq} queries × {tk} keys (and {d_v} value "
+            f"features) would keep {recorded:,} numbers; the limit is {MAX_ARRAY_CELLS:,} "
+            "(1 GiB of float32). Use larger key tiles, smaller query tiles or a shorter sequence."
         )
     return tq, tk

@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import check_choice, check_int
-from attnviz.core.limits import MAX_TOKENS
+from attnviz.core.checks import check_choice, check_score_cells, check_size
 from attnviz.core.masks import build_mask, causal_mask, check_padding_mask
 
 
@@ -134,12 +133,13 @@ def way_mask(
     """
     chosen = get_way(way)
     lengths = {
-        "source": check_int(source_length, "source_length", low=1, high=MAX_TOKENS),
-        "target": check_int(target_length, "target_length", low=1, high=MAX_TOKENS),
+        "source": check_size(source_length, "source_length"),
+        "target": check_size(target_length, "target_length"),
     }
     given = {"source": source_padding_mask, "target": target_padding_mask}
     batch = _batch_size(given)
     t, s = lengths[chosen.queries_from], lengths[chosen.keys_from]
+    check_score_cells({"sequence": batch, "query": t, "key": s}, "Use shorter sequences.")
     padding = given[chosen.keys_from]
     if padding is not None:
         padding = check_padding_mask(padding, batch, s, name=f"{chosen.keys_from}_padding_mask")

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import FONT_SIZE, WEIGHTS_COLORSCALE
 from attnviz.drawing.phase_change import head_name
 from attnviz.drawing.standalone import Figure
+from attnviz.drawing.theme import FONT_SIZE, WEIGHTS_COLORSCALE
 
 
 def harm(values: Any, baseline: Any, higher_is_better: Sequence[bool]) -> np.ndarray:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnviz.core.stats import format_number
-from attnviz.drawing import figures
+from attnviz.drawing.heatmap import heatmap
 from attnviz.drawing.stages import MAX_TERMS
 from attnviz.inputs.text import EncodedSentences
 
@@ -66,27 +66,27 @@ def side_figures(side: Side) -> dict[str, object]:
     each W and the matrix it makes."""
     rows = {"row_labels": side.tokens, "row_title": "token", "col_title": "feature"}
     figs = {
-        "embeddings": figures.heatmap(
+        "embeddings": heatmap(
             side.embeddings, kind="values", title="Token embeddings (T × d_model)", **rows
         )
     }
     if side.positional is not None:
-        figs["positional"] = figures.heatmap(
+        figs["positional"] = heatmap(
             side.positional, kind="values", title="+ positional encoding (T × d_model)", **rows
         )
-    figs["inputs"] = figures.heatmap(
+    figs["inputs"] = heatmap(
         side.inputs, kind="values", title="= X, the inputs (T × d_model)", **rows
     )
     for matrix, made in side.outputs.items():
         w = side.params[PROJECTIONS[matrix]]  # (D, Dk) or (D, Dv)
-        figs[PROJECTIONS[matrix]] = figures.heatmap(
+        figs[PROJECTIONS[matrix]] = heatmap(
             w,
             kind="values",
             title=f"{PROJECTIONS[matrix]} (d_model × {w.shape[1]})",
             row_title="input feature",
             col_title="feature",
         )
-        figs[matrix] = figures.heatmap(
+        figs[matrix] = heatmap(
             made,
             kind="values",
             title=f"{matrix} = X · {PROJECTIONS[matrix]}",

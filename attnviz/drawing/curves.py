@@ -11,8 +11,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import FONT_SIZE, standoff_title
+from attnviz.drawing.layout import standoff_title
 from attnviz.drawing.standalone import Figure
+from attnviz.drawing.theme import FONT_SIZE
 
 ACCURACY_SERIES = (  # (field of a history row, legend name, dash)
     (2, "training characters", "dot"),

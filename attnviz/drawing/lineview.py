@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnviz.drawing.figures import heatmap_height
+from attnviz.drawing.layout import heatmap_height
 
 MAX_LINE_TOKENS = 64  # most queries or keys the line view draws
 MIN_WEIGHT = 0.01  # weights below this get no line

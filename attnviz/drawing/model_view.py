@@ -4,8 +4,8 @@ Shape letters: L layers (grid rows), H heads (grid columns), T queries, S keys.
 
 Like BertViz's model view, with a weight in every cell's hover and one colour scale shared by
 all heads (0 to 1). Self- and cross-attention are separate grids: draw each with its own call.
-No figure code is copied: every head is `figures.heatmap(..., kind="weights", thumbnail=True)`
-(its plain parts, `figures.heatmap_parts`: the pooled values, the blocked cells, the hover
+No figure code is copied: every head is `heatmap(..., kind="weights", thumbnail=True)`
+(its plain parts, `heatmap_parts`: the pooled values, the blocked cells, the hover
 names). The grid draws them all as ONE heatmap (and one grey layer of blocked cells beneath),
 each head a square block, the blocks apart by gaps of empty cells: a browser draws one image
 instead of one subplot per head (12 layers × 16 heads: 384 subplots took the floor page ~5 s
@@ -26,13 +26,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.core.checks import check_int, describe
-from attnviz.drawing import figures
-from attnviz.drawing.figures import _escape, _title  # user text made safe, as everywhere
+from attnviz.drawing.heatmap import heatmap_parts
+from attnviz.drawing.layout import safe_label, text_width, wrapped_title  # user text made safe
+from attnviz.drawing.plain_figure import unchecked_figure
 from attnviz.drawing.standalone import Figure  # go.Figure with .to_html(path) / .to_svg
+from attnviz.drawing.theme import FONT_SIZE, THUMB_WIDTH
 from attnviz.heads.stacks import as_layer_stack
 
 if TYPE_CHECKING:  # only for hints: drawing does not import TensorFlow
-    from attnviz.heads.inspection import Inspection
+    from attnviz.heads.calls import AttentionCalls
 
 GRID_WIDTH = 1000  # px the cells of one row share, about
 CELL_MIN = 56  # px: the smallest cell side (more heads make a wider figure)
@@ -72,7 +74,7 @@ def model_view(
         highlight: `(layer, head)` pairs to outline, e.g. `summaries.top_heads(...)`.
         row_title, col_title: what the hover calls a row and a column.
         max_side: most cells per side of one thumbnail; longer sequences are pooled (see
-            `figures.heatmap`); enlarge one head with `figures.heatmap` for exact values.
+            `heatmap`); enlarge one head with `heatmap` for exact values.
         grid_width: px the cells of one row share, about (cells stay square, at least
             `CELL_MIN` px: many heads make a wider figure).
         head_names: one name per grid column (default "head 0", "head 1", …), e.g. the
@@ -92,7 +94,7 @@ def model_view(
     grid = _grid(n_layers, n_heads, check_int(grid_width, "grid_width", low=1))
     cells = [
         [
-            figures.heatmap_parts(
+            heatmap_parts(
                 stack[layer, head],
                 row_labels=row_labels,
                 col_labels=col_labels,
@@ -110,17 +112,17 @@ def model_view(
     place = _Placement.of(cells[0][0], stack.shape, grid)
     traces, colors = _joined_traces(cells, place)
     shapes = _outlines(highlight, n_layers, n_heads, place)
-    across, down = _escape(col_title), _escape(row_title)
+    across, down = safe_label(col_title), safe_label(row_title)
     layout = _grid_layout(grid, names, heads, title, shapes) | dict(
         coloraxis=_shared(colors, grid),
         xaxis=place.axis("x", [f"{head} · {across} " for head in heads], cells[0][0]),
         yaxis=place.axis("y", [f"{name} · {down} " for name in names], cells[0][0]),
     )
-    return Figure(data=traces, layout=layout, _validate=False)  # as `figures._figure`
+    return unchecked_figure(traces, layout)
 
 
 def inspection_view(
-    result: Inspection,
+    result: AttentionCalls,
     *,
     kind: str | None = "self",
     keys: Sequence[str] | None = None,
@@ -130,22 +132,28 @@ def inspection_view(
     title: str | None = None,
     highlight: Iterable[tuple[int, int]] = (),
 ) -> go.Figure:
-    """The model view of an `inspect(...)` result: one row per attention call of one kind.
+    """The model view of a run's attention calls: one row per call of one kind.
 
     Cells the layer's mask blocked and that hold exactly 0 are drawn grey as masked. Each
-    row's title is the call's key and how its capture compared with the layer's own output in
-    the same run (`AttentionCall.verified`), e.g. "checked against the layer's output: exact to
-    3e-7", or why it was not checked.
+    row's title is the call's key and, for `inspect`'s calls, how its capture compared with the
+    layer's own output in the same run (`AttentionCall.verified`), e.g. "checked against the
+    layer's output: exact to 3e-7", or why it was not checked.
 
     Args:
-        result: what `attnviz.heads.inspect` returned.
-        kind: "self", "cross" or "unknown" calls (None: all, if they share one shape).
+        result: what `attnviz.heads.inspect` returned, or any model's `AttentionCalls` (a
+            trace's `.attention`, `run_decoder(...).attention`).
+        kind: "self", "cross" or "unknown" calls, or a way: "bidirectional", "causal" (None:
+            all, if they share one shape).
         keys: the calls to draw instead of a kind, in this order.
         item: which sequence of the batch.
-        row_labels, col_labels, highlight: as for `model_view`.
+        row_labels, col_labels, highlight: as for `model_view` (default: the first call's
+            tokens, where it knows them).
         title: the figure's title (default: "<kind> attention").
     """
     stack = result.layer_stack(kind, keys=keys, item=item)
+    first = result[stack.keys[0]]  # labels where the calls know their tokens
+    row_labels = first.labels(item)[0] if row_labels is None and first.row_labels else row_labels
+    col_labels = first.labels(item)[1] if col_labels is None and first.col_labels else col_labels
     grey = ~stack.masks[:, None] & (stack.weights == 0)  # (L, 1, T, S) & (L, H, T, S)
     figure = model_view(
         stack.weights, row_labels, col_labels, titles=stack.keys, blocked=grey,
@@ -154,8 +162,10 @@ def inspection_view(
     room = figure.layout.width - MARGIN["l"] - MARGIN["r"]  # px: the grid's width
     for note, key in zip(figure.layout.annotations, stack.keys, strict=False):  # layer titles
         verified = result[key].verified
+        if verified is None:  # not an inspected call: nothing was checked
+            continue
         said = html.escape(verified.describe(), quote=False)
-        if figures._text_width(f"{note.text} · {said}") > room:  # a narrow grid: in brief,
+        if text_width(f"{note.text} · {said}") > room:  # a narrow grid: in brief,
             said, note.hovertext = verified.brief(), said  # the sentence in the hover
         note.text += f" · {said}"
     return figure
@@ -179,7 +189,7 @@ def _names(given: Sequence[Any] | None, n: int, arg: str, noun: str, what: str) 
         raise ValueError(
             f"`{arg}` must list one {noun} per {what}: {n} {noun}s. Received: {describe(given)}."
         )
-    return [_escape(text) for text in given]
+    return [safe_label(text) for text in given]
 
 
 def _blocked_stack(blocked: Any, shape: tuple[int, ...]) -> np.ndarray:
@@ -214,7 +224,7 @@ class _Grid:
 
 def _grid(n_layers: int, n_heads: int, grid_width: int = GRID_WIDTH) -> _Grid:
     """Square cells of one size, as many heads as fit `grid_width` (at least `CELL_MIN` px)."""
-    cell = int(np.clip(grid_width // n_heads - GAP, CELL_MIN, figures.THUMB_WIDTH))
+    cell = int(np.clip(grid_width // n_heads - GAP, CELL_MIN, THUMB_WIDTH))
     width = n_heads * cell + (n_heads - 1) * GAP
     height = n_layers * (STRIP + cell) + (n_layers - 1) * GAP
     boxes = []
@@ -394,13 +404,13 @@ def _grid_layout(grid: _Grid, names: list[str], heads: list[str], title: str,
     notes = [note | dict(xref="paper", yref="paper", showarrow=False)
              for note in layer_titles + head_numbers]  # fmt: skip
     return dict(
-        title=dict(text=_title(title, grid.width), x=0.0, xanchor="left"),  # never cut
+        title=dict(text=wrapped_title(title, grid.width), x=0.0, xanchor="left"),  # never cut
         width=MARGIN["l"] + grid.width + MARGIN["r"],
         height=top + grid.height + MARGIN["b"],
         margin=MARGIN | dict(t=top),
         annotations=notes,
         shapes=shapes,
-        font=dict(size=figures.FONT_SIZE),
+        font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
         hovermode="closest",
@@ -448,7 +458,7 @@ def head_map(
     marker = dict(
         symbol="square", size=side, color=np.where(finite, values, np.nan).ravel().tolist(),
         colorscale="Viridis", showscale=True, line=dict(width=0),
-        colorbar=dict(title=dict(text=_escape(label), side="right"), thickness=10),
+        colorbar=dict(title=dict(text=safe_label(label), side="right"), thickness=10),
         **_colour_range(values[finite], digits),
     )  # fmt: skip
     where = [f"{names[i]} · head {h}" for i, h in zip(layer.ravel(), head.ravel(), strict=True)]
@@ -456,7 +466,7 @@ def head_map(
         x=head.ravel(), y=layer.ravel(), mode="markers+text", marker=marker,
         text=text.ravel(), textfont=dict(size=max(8, side // 4), color="white"),
         customdata=np.stack([layer.ravel(), head.ravel()], axis=-1), hovertext=where,
-        hovertemplate=f"%{{hovertext}}<br>{_escape(label)}: %{{text}}<br>click to enlarge"
+        hovertemplate=f"%{{hovertext}}<br>{safe_label(label)}: %{{text}}<br>click to enlarge"
         "<extra></extra>",
         showlegend=False,
     )  # fmt: skip
@@ -474,7 +484,7 @@ def head_map(
     return Figure(
         data=[trace],
         layout=dict(
-            title=dict(text=_title(title, width), x=0.0, xanchor="left"),  # never cut
+            title=dict(text=wrapped_title(title, width), x=0.0, xanchor="left"),  # never cut
             width=width, height=top + 56 + int((n_layers + 0.2) * (side + 6)),
             margin=dict(l=70, r=80, t=top, b=56),  # room for the labels: drawn once
             # the heads' numbers under an axis title: "head 7" under each square would run
@@ -484,7 +494,7 @@ def head_map(
                        title=dict(text="head", standoff=10), **_BARE_AXIS),
             yaxis=dict(tickvals=list(range(n_layers)), ticktext=names,
                        range=[n_layers - 0.4, -0.6], **_BARE_AXIS),  # layer 0 on top
-            shapes=shapes, font=dict(size=figures.FONT_SIZE), hovermode="closest",
+            shapes=shapes, font=dict(size=FONT_SIZE), hovermode="closest",
             paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
         ),
     )  # fmt: skip

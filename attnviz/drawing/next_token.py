@@ -15,8 +15,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.core.words import plural
-from attnviz.drawing.figures import FONT_SIZE, standoff_title
+from attnviz.drawing.layout import standoff_title
 from attnviz.drawing.standalone import Figure
+from attnviz.drawing.theme import FONT_SIZE
 
 RIGHT_COLOR = "#2ca02c"  # the token that came next was the model's best guess
 WRONG_COLOR = "#9a9a9a"  # it was not
@@ -79,7 +80,7 @@ def next_token_figure(
 def copyable(read: Sequence[str]) -> np.ndarray:
     """`(N,)` bool over the positions that predict (all of `read` but the last): True where
     copying gives the next token, i.e. the token read occurred before (not just before) and the
-    token after its last such occurrence is the one that comes next (`learn.lm_metrics`'
+    token after its last such occurrence is the one that comes next (`learn.language.metrics`'
     in-context positions).
 
     Args:

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import FONT_SIZE
 from attnviz.drawing.standalone import Figure
+from attnviz.drawing.theme import FONT_SIZE
 
 PREVIOUS_COLOR = "#1f77b4"  # the best previous-token head
 INDUCTION_COLOR = "#d62728"  # the best induction head

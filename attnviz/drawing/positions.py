@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.drawing import figures
+from attnviz.drawing.heatmap import heatmap
 from attnviz.drawing.standalone import Figure
+from attnviz.drawing.theme import FONT_SIZE
 
 SCHEME_NAMES = {"rope": "RoPE", "alibi": "ALiBi", "sinusoidal": "sinusoidal", "none": "none"}
 
@@ -18,7 +19,7 @@ def probe_heatmap(probe, head: int = 0) -> go.Figure:
     """The `(T, T)` scores of head `head` of a position probe: identical tokens, so only the
     positions make the pattern."""
     name = SCHEME_NAMES[probe.position]
-    return figures.heatmap(
+    return heatmap(
         probe.scores[head], kind="signed", row_title="query position",
         col_title="key position", title=f"{name} alone: scores of identical tokens",
         annotate=probe.scores.shape[-1] <= 8,
@@ -37,7 +38,7 @@ def offset_lines(probe) -> go.Figure:
     fig.update_layout(
         title=dict(text="The score depends only on the offset i − j", x=0.0, xanchor="left"),
         xaxis_title="offset i − j (query after key: positive)", yaxis_title="score",
-        height=360, margin=dict(l=10, r=10, t=50, b=10), font=dict(size=figures.FONT_SIZE),
+        height=360, margin=dict(l=10, r=10, t=50, b=10), font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
     )  # fmt: skip
     return fig

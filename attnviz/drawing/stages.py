@@ -13,7 +13,8 @@ import numpy as np
 
 from attnviz.core.score_kinds import SCORE_KINDS_BY_NAME
 from attnviz.core.stats import CellStep, format_number
-from attnviz.drawing import figures
+from attnviz.drawing.focus_row import focus_row
+from attnviz.drawing.heatmap import heatmap
 
 if TYPE_CHECKING:  # only for hints: drawing does not import TensorFlow
     from attnviz.core.attention import AttentionResult
@@ -35,33 +36,71 @@ class SequenceView:
     padding: np.ndarray | None  # (S,) bool, True = real key
 
 
+@dataclass(frozen=True)
+class HeatmapsFigures:
+    """What the Heatmaps view shows of one `SequenceView`, every figure built in one call."""
+
+    caption: str  # what the charts show, or what these settings change in them
+    groups: tuple[dict[str, object], ...]  # the scores, ALiBi's bias, the rest (`score_groups`)
+    rules: dict[str, object]  # each mask rule alone, by name (empty unless asked)
+    focus: object | None  # one query row's exact weights (None unless asked)
+
+
+def heatmaps_figures(
+    view: SequenceView,
+    *,
+    fit_scale: bool = False,
+    rules: dict[str, np.ndarray] | None = None,
+    focus: int | None = None,
+) -> HeatmapsFigures:
+    """Every figure of the Heatmaps view: the stages (`score_groups`; `fit_scale` colours the
+    weights from 0 to their largest), each mask rule of `rules` (`(T, S)` bool masks by name,
+    True = allowed) alone, and with `focus` the exact weights of that query row, the zoom-in
+    under a pooled overview."""
+    r = view.result
+    caption, groups = _caption(r), score_groups(view, fit_scale)
+    alone = {
+        name: heatmap(rule.astype(float), kind="mask", title=name.capitalize(),
+                      row_labels=view.rows, col_labels=view.cols)
+        for name, rule in (rules or {}).items()
+    }  # fmt: skip
+    row = None
+    if focus is not None:
+        title = f"Weights of query {named(focus, view.rows)}"
+        row = focus_row(r.weights[focus], col_labels=view.cols, title=title, blocked=~r.mask[focus])
+    return HeatmapsFigures(caption, groups, alone, row)
+
+
+def _caption(r: AttentionResult) -> str:
+    """What is special about these settings' stages, or what the stages are."""
+    notes = []
+    if r.rotated_query is not None:
+        notes.append(
+            "RoPE is on: the scores are computed from Q and K rotated by position "
+            "(the Positions tab shows them)."
+        )
+    if not r.settings.scale:
+        notes.append("Scaling is off: the scaled scores equal the raw scores.")
+    if r.mask.all():
+        notes.append("No key is masked here: every query may attend every key.")
+    bias = " + B" if r.position_bias is not None else ""
+    return " ".join(notes) or f"Each stage of softmax(score(Q, K)/√Dk{bias} + M)·V, in order."
+
+
 def rotated_figures(view: SequenceView) -> dict[str, object]:
     """RoPE's own stages, Q and K after its rotation (none without RoPE)."""
     r, features = view.result, {"col_title": "feature"}
     if r.rotated_query is None:
         return {}
     return {
-        "rotated query": figures.heatmap(
+        "rotated query": heatmap(
             r.rotated_query, kind="values", title="Rotated Q (RoPE: each pair turned by "
             "position)", row_labels=view.rows, **features,
         ),
-        "rotated key": figures.heatmap(
+        "rotated key": heatmap(
             r.rotated_key, kind="values", title="Rotated K (RoPE)", row_labels=view.cols,
             row_title="key", **features,
         ),
-    }  # fmt: skip
-
-
-def bias_figures(view: SequenceView) -> dict[str, object]:
-    """ALiBi's own stage, its bias (none without ALiBi)."""
-    r = view.result
-    if r.position_bias is None:
-        return {}
-    return {
-        "position bias": figures.heatmap(
-            r.position_bias, kind="signed", row_labels=view.rows, col_labels=view.cols,
-            title=f"ALiBi bias −m·|i − j| (m = {r.alibi_slope:.4g})",
-        )
     }  # fmt: skip
 
 
@@ -78,8 +117,7 @@ POSITION_TEXT = {  # the position scheme's stages: (caption, TeX)
 def ordered_stages(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:
     """Every stage's figure in the order of the computation, the position scheme's included:
     RoPE's rotated Q and K first, ALiBi's bias after the scaled scores."""
-    scores, bias, rest = score_groups(view, fit_scale)
-    return rotated_figures(view) | scores | bias | rest
+    return rotated_figures(view) | stage_figures(view, fit_scale)
 
 
 def score_groups(
@@ -89,20 +127,22 @@ def score_groups(
     (empty without ALiBi), the rest."""
     stages = stage_figures(view, fit_scale)
     scores = {n: stages[n] for n in ("raw scores", "scaled scores")}
-    return scores, bias_figures(view), {n: f for n, f in stages.items() if n not in scores}
+    bias = {n: stages[n] for n in ("position bias",) if n in stages}
+    return scores, bias, {n: f for n, f in stages.items() if n not in scores | bias}
 
 
 def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, object]:
-    """The figure of every stage, by name, in the order attention computes them; with
-    `fit_scale`, the weights are coloured from 0 to their largest (see `figures.heatmap`)."""
+    """The figure of every stage from the scores on, by name, in the order attention computes
+    them (ALiBi's bias, where it is used, after the scaled scores); with `fit_scale`, the
+    weights are coloured from 0 to their largest (see `heatmap`)."""
     r, rows, cols = view.result, view.rows, view.cols
     blocked = ~r.mask
     label = BLOCKED_LABELS[r.settings.mask_value]
     common = {"row_labels": rows, "col_labels": cols}
     shown_zero = blocked & (r.weights == 0)  # masked and really zero: draw as blocked
-    return {
-        "raw scores": figures.heatmap(r.raw_scores, kind="signed", title="Raw scores", **common),
-        "scaled scores": figures.heatmap(
+    scores = {
+        "raw scores": heatmap(r.raw_scores, kind="signed", title="Raw scores", **common),
+        "scaled scores": heatmap(
             r.scores,
             kind="signed",
             title=f"Scaled scores (× {r.scale_factor:.4g})"
@@ -110,7 +150,14 @@ def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, obje
             else "Scaled scores (scaling off: × 1)",
             **common,
         ),
-        "mask": figures.heatmap(
+    }
+    if r.position_bias is not None:
+        scores["position bias"] = heatmap(
+            r.position_bias, kind="signed", title=f"ALiBi bias −m·|i − j| (m = "
+            f"{r.alibi_slope:.4g})", **common,
+        )  # fmt: skip
+    return scores | {
+        "mask": heatmap(
             r.mask.astype(float),
             kind="mask",
             title="Mask (allowed keys)",
@@ -118,7 +165,7 @@ def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, obje
             blocked_label="blocked",
             **common,
         ),
-        "masked scores": figures.heatmap(
+        "masked scores": heatmap(
             r.masked_scores,
             kind="signed",
             title="Masked scores (what softmax sees)",
@@ -126,7 +173,7 @@ def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, obje
             blocked_label=label,
             **common,
         ),
-        "weights": figures.heatmap(
+        "weights": heatmap(
             r.weights,
             kind="weights",
             title="Attention weights",
@@ -135,7 +182,7 @@ def stage_figures(view: SequenceView, fit_scale: bool = False) -> dict[str, obje
             fit_scale=fit_scale,
             **common,
         ),
-        "output": figures.heatmap(
+        "output": heatmap(
             r.output,
             kind="values",
             title="Output (context vectors)",

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.drawing.figures import heatmap
+from attnviz.drawing.heatmap import heatmap
 
 SPACE = "␣"  # how a space is labelled on the axes
 

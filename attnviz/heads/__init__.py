@@ -1,6 +1,8 @@
 """Heads: look inside every layer and head of a Transformer.
 
-`inspection` runs any Keras 3 model once and returns every attention it computes: `tracing`
+`calls` is the one trace type every model's run returns (`AttentionCalls`, a stack of
+`AttentionCall`s). `inspection` runs any Keras 3 model once and returns every attention it
+computes as one: `tracing`
 watches the run's ops, `capture` finds each softmax that weighs values (with `layouts` reading
 products and `owners` naming the layer call), `readout` reads masks and heads, `positions` names
 position schemes, `adapters` covers what some layer families need, `recording` and `running` run
@@ -20,12 +22,13 @@ from __future__ import annotations
 from attnviz.core.lazy import lazy_names
 
 _HOMES = {  # public name -> the module that defines it
-    "AttentionCall": "attnviz.heads.inspection",
+    "AttentionCall": "attnviz.heads.calls",
+    "AttentionCalls": "attnviz.heads.calls",
     "Fold": "attnviz.heads.readout",
     "Inspection": "attnviz.heads.inspection",
     "InspectionWarning": "attnviz.heads.inspection",
     "PositionScheme": "attnviz.heads.positions",
-    "LayerStack": "attnviz.heads.inspection",
+    "LayerStack": "attnviz.heads.calls",
     "inspect": "attnviz.heads.inspection",
     "Verified": "attnviz.heads.verification",
     "HeadSummary": "attnviz.heads.summaries",

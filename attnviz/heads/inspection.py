@@ -49,23 +49,20 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NoReturn
 
 import keras
 import numpy as np
 
-from attnviz.core.checks import check_choice, check_int, read_only
+from attnviz.core.checks import read_only
+from attnviz.heads.calls import AttentionCall, AttentionCalls
 from attnviz.heads.capture import Captured
-from attnviz.heads.positions import NONE, PositionScheme
-from attnviz.heads.readout import Fold, read_out
+from attnviz.heads.readout import read_out
 from attnviz.heads.recording import CaptureError, record, unread
 from attnviz.heads.running import check_model, check_training, model_batch, run_model
-from attnviz.heads.verification import Verified, not_checked, verify
-
-KINDS = ("self", "cross", "unknown")  # how a layer was called: Q and K from one input, or not
+from attnviz.heads.verification import verify
 
 
 class InspectionWarning(UserWarning):
@@ -73,121 +70,12 @@ class InspectionWarning(UserWarning):
 
 
 @dataclass(frozen=True)
-class AttentionCall:
-    """One attention computed during the inspected run (arrays are read-only)."""
+class Inspection(AttentionCalls):
+    """Every attention of one run of a model, in call order (`AttentionCalls`), with the
+    model's outputs and what could not be read."""
 
-    key: str  # unique in the run: the path, plus "#n" for the layer's n-th attention
-    path: str  # layer names from the model down, e.g. "decoder_layer_0/self_attention"
-    name: str  # the layer's own name (not unique: every decoder layer has a "self_attention")
-    call_index: int  # 0 for the layer's first attention in the run, 1 for its second, ...
-    kind: str  # "self" (Q and K from the same input), "cross", or "unknown"
-    weights: np.ndarray  # (B, H, T, S) float32 softmax weights as the layer used them
-    mask: np.ndarray | None  # (B, T, S) bool, True = may attend (in some head); None = unmasked
-    config: MappingProxyType  # read-only view of a copy of the layer's `get_config()`
-    class_name: str  # the layer's class, e.g. "keras_hub...LlamaAttention"
-    # "query" (B, T, Dq), "key" and "value" (B, S, ·) the layer's call was given; empty when
-    # its queries, keys or values came from more than one input each
-    inputs: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
-    logits: np.ndarray | None = None  # (B, H, T, S) the softmax's input: scores, biases, masks
-    query_heads: np.ndarray | None = None  # (B, H, T, Dk) Q as multiplied by K (after RoPE)
-    key_heads: np.ndarray | None = None  # (B, H, S, Dk) K, shared heads repeated per query head
-    value_heads: np.ndarray | None = None  # (B, H, S, Dv) V, likewise
-    kv_heads: tuple[int, ...] | None = None  # per query head, the key/value head it shares
-    head_mask: np.ndarray | None = None  # (B, H, T, S) bool, only when heads mask differently
-    position: PositionScheme = NONE  # the layer's position scheme
-    fold: Fold | None = None  # windows etc.: the batch axis holds B·G groups (None: just B)
-    notes: tuple[str, ...] = ()  # remarks: sliding window, soft-capping, sinks, ...
-    # how the recorded weights and values recompute what the layer returned in the same run
-    verified: Verified = not_checked("no check was made")
-
-    @property
-    def head_masks(self) -> np.ndarray:
-        """`(B, H, T, S)` bool, True = may attend, per head (all True when unmasked)."""
-        if self.head_mask is not None:
-            return self.head_mask
-        b, h, t, s = self.weights.shape
-        mask = np.ones((b, t, s), dtype=bool) if self.mask is None else self.mask
-        return read_only(np.broadcast_to(mask[:, None], (b, h, t, s)))
-
-
-@dataclass(frozen=True)
-class LayerStack:
-    """Some calls' weights for one sequence, stacked like layers (for summaries, rollout, views)."""
-
-    keys: tuple[str, ...]  # the stacked calls, in call order
-    weights: np.ndarray  # (L, H, T, S) float32 weights of sequence `item`
-    masks: np.ndarray  # (L, T, S) bool, True = may attend (all True for an unmasked call)
-    item: int  # which sequence of the batch
-
-
-@dataclass(frozen=True)
-class Inspection:
-    """Every attention of one run of a model, in call order."""
-
-    calls: tuple[AttentionCall, ...]  # in the order the attention was computed
     outputs: Any  # the model's outputs of this run, as numpy
     warnings: tuple[str, ...] = ()  # what looked like attention but could not be read
-
-    def keys(self) -> tuple[str, ...]:
-        """Every call's key, in call order."""
-        return tuple(call.key for call in self.calls)
-
-    @property
-    def weights(self) -> MappingProxyType:
-        """Read-only {key: weights `(B, H, T, S)`}, in call order."""
-        return MappingProxyType({call.key: call.weights for call in self.calls})
-
-    def __getitem__(self, key: str) -> AttentionCall:
-        for call in self.calls:
-            if call.key == key:
-                return call
-        raise KeyError(f"No attention call {key!r}. The calls are: {', '.join(self.keys())}.")
-
-    def __len__(self) -> int:
-        return len(self.calls)
-
-    def layer_stack(
-        self, kind: str | None = "self", *, keys: Sequence[str] | None = None, item: int = 0
-    ) -> LayerStack:
-        """Stack the weights of sequence `item` over the calls of one `kind` (or `keys`).
-
-        Raises:
-            ValueError: if no call matches, the calls' shapes differ, or `item` is not in the batch.
-        """
-        chosen = self._choose(kind, keys)
-        shapes = {call.weights.shape for call in chosen}
-        if len(shapes) != 1:
-            raise ValueError(
-                "The chosen calls must share one (B, H, T, S) shape to be stacked. Received "
-                f"shapes {[c.weights.shape for c in chosen]} for {[c.key for c in chosen]}. "
-                "Pass `keys=` of calls over the same tokens."
-            )
-        batch, _, t, s = next(iter(shapes))
-        item = check_int(item, "item", low=0, high=batch - 1)
-        full = np.ones((t, s), dtype=bool)
-        return LayerStack(
-            keys=tuple(call.key for call in chosen),
-            weights=np.stack([call.weights[item] for call in chosen]),  # L x (H, T, S)
-            masks=np.stack([full if c.mask is None else c.mask[item] for c in chosen]),
-            item=item,
-        )
-
-    def _choose(self, kind: str | None, keys: Sequence[str] | None) -> list[AttentionCall]:
-        """The calls named by `keys`, else those of `kind` (every call if None)."""
-        if isinstance(keys, str):
-            keys = (keys,)
-        if keys is not None:
-            return [self[key] for key in keys] or self._none_chosen(kind, keys)
-        if kind is not None:
-            check_choice(kind, "kind", KINDS)
-        chosen = [call for call in self.calls if kind is None or call.kind == kind]
-        return chosen or self._none_chosen(kind, keys)
-
-    def _none_chosen(self, kind: str | None, keys: Any) -> NoReturn:
-        kinds = ", ".join(f"{c.key} ({c.kind})" for c in self.calls)
-        raise ValueError(
-            f"No attention call matches kind={kind!r}, keys={keys!r}. The calls are: {kinds}."
-        )
 
 
 def inspect(model: Any, inputs: Any, **call_kwargs: Any) -> Inspection:
@@ -241,11 +129,12 @@ def _no_attention(model: keras.layers.Layer, messages: list[str]) -> NoReturn:
 
 def _as_calls(found: list[Captured], batch: int | None) -> tuple[AttentionCall, ...]:
     """The frozen, keyed calls of a run."""
-    calls, counts = [], {}
+    calls, counts, kinds = [], {}, {}
     for captured in found:
         owner = captured.owner
         index = counts.get(id(owner.layer), 0)
         counts[id(owner.layer)] = index + 1
+        kinds[owner.kind] = kinds.get(owner.kind, -1) + 1  # its row when stacked by kind
         out = read_out(captured, batch)
         layer = owner.layer
         calls.append(
@@ -255,6 +144,7 @@ def _as_calls(found: list[Captured], batch: int | None) -> tuple[AttentionCall, 
                 name=layer.name,
                 call_index=index,
                 kind=owner.kind,
+                layer=kinds[owner.kind],
                 weights=_frozen(out.weights),
                 mask=_frozen(out.mask),
                 config=MappingProxyType(_config(layer)),

@@ -17,13 +17,14 @@ relative-bias table, ...), so one reader covers every model built the same way.
 from __future__ import annotations
 
 import inspect as pyinspect
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 import keras
+
+from attnviz.core.positions import alibi_slopes
 
 WAVELENGTHS = ("rope_max_wavelength", "max_wavelength", "rope_wavelength",
                "rotary_max_wavelength", "rope_theta", "theta")  # fmt: skip
@@ -125,23 +126,18 @@ def _alibi(layer: keras.layers.Layer) -> PositionScheme | None:
         return None
     heads = _attribute(layer, ("num_heads", "num_query_heads", "num_attention_heads"))
     biggest = getattr(biases[0], "alibi_bias_max", 8) if biases else 8
-    slopes = alibi_slopes(int(heads), biggest) if isinstance(heads, int) else None
+    slopes = _slopes(heads, biggest)
     text = "ALiBi: each head adds −slope × (query position − key position) to its scores"
     return _scheme("alibi", "scores", text + ".", slopes=slopes, alibi_bias_max=biggest)
 
 
-def alibi_slopes(heads: int, biggest: float = 8) -> tuple[float, ...]:
-    """ALiBi's slope per head (Press et al. 2022): a geometric sequence from
-    2^(−biggest/n) for n a power of two; other counts interleave the next power's slopes."""
-
-    def power_of_two(n: int) -> list[float]:
-        start = 2 ** (-biggest / n)
-        return [start ** (i + 1) for i in range(n)]
-
-    if math.log2(heads).is_integer():
-        return tuple(power_of_two(heads))
-    below = 2 ** math.floor(math.log2(heads))
-    return tuple(power_of_two(below) + power_of_two(2 * below)[0::2][: heads - below])
+def _slopes(heads: Any, biggest: Any) -> tuple[float, ...] | None:
+    """The layer's slopes by the paper's formula (`core.positions.alibi_slopes`), or None when
+    its heads or largest bias are not numbers it can use."""
+    try:
+        return tuple(float(m) for m in alibi_slopes(heads, max_bias=biggest))
+    except ValueError:
+        return None
 
 
 def _t5_buckets(layer: keras.layers.Layer) -> PositionScheme | None:

@@ -53,7 +53,8 @@ def attention_rollout(weights: Any, *, residual_weight: float = RESIDUAL_WEIGHT)
 
     Args:
         weights: `(L, H, T, T)` or a list of L `(H, T, T)` self-attention weights of one
-            sequence, first layer first (`(H, T, T)` counts as one layer).
+            sequence, first layer first (`(H, T, T)` counts as one layer), or a trace's
+            `LayerStack` of self-attention calls (`AttentionCalls.layer_stack`).
         residual_weight: α, the weight of the identity: Â_l = norm((1 − α) Ā_l + α I).
             0.5 as in the paper; 0 multiplies the plain head averages.
 

@@ -3,9 +3,9 @@
 Shape letters: L layers, H heads, T queries, S keys.
 
 The check that head summaries, attention rollout and the model view start with: weights come
-as one layer `(H, T, S)`, as a stack `(L, H, T, S)`, or as a list of L layers `(H, T, S)` of one
-shape (what `Inspection.layer_stack` and the decoder's per-layer tuples give after picking one
-sequence). Pure numpy: nothing here imports TensorFlow.
+as one layer `(H, T, S)`, as a stack `(L, H, T, S)`, as a list of L layers `(H, T, S)` of one
+shape, or as the `LayerStack` of a trace's calls (`AttentionCalls.layer_stack`, one sequence).
+Pure numpy: nothing here imports TensorFlow.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.core.checks import describe, numeric_array
+from attnviz.heads.calls import LayerStack
 
 WEIGHT_SLACK = 1e-5  # float32 softmax rows may overshoot [0, 1] by a few ulps
 
@@ -24,8 +25,9 @@ def as_layer_stack(weights: Any, name: str = "weights") -> np.ndarray:
     """`weights` as a float64 `(L, H, T, S)` stack of attention weights in [0, 1].
 
     Args:
-        weights: `(H, T, S)` (one layer, L = 1), `(L, H, T, S)`, or a list of L `(H, T, S)`
-            arrays of the same shape (one sequence: pick the batch item first).
+        weights: `(H, T, S)` (one layer, L = 1), `(L, H, T, S)`, a list of L `(H, T, S)`
+            arrays of the same shape (one sequence: pick the batch item first), or a
+            `LayerStack` of attention calls (`AttentionCalls.layer_stack`).
         name: what error messages call the argument.
 
     Returns:
@@ -35,6 +37,8 @@ def as_layer_stack(weights: Any, name: str = "weights") -> np.ndarray:
         ValueError: for layers of different shapes, another rank, empty axes, values that are
             not finite or lie outside [0, 1].
     """
+    if isinstance(weights, LayerStack):  # the calls of one trace, for one sequence
+        weights = weights.weights
     if isinstance(weights, (list, tuple)):
         _check_same_shapes(weights, name)
     stack = numeric_array(weights, name).astype(np.float64)

@@ -16,9 +16,9 @@ which are padding), each summary is a mean over rows:
                    tokens x: target(i) = j + 1 for the last j < i − 1 with x_j = x_i)
 
 A summary with no row to average (e.g. "previous" of a single token) is NaN. The alignment
-score is the Learn one (`attnviz.learn.metrics.alignment_score`): spans are half-open
+score is the Learn one (`attnviz.learn.translation.metrics.alignment_score`): spans are half-open
 `(start, end)`, rows whose span is None are left out, and it is 0.0 when no row has a span.
-The induction score is the language model's (`attnviz.learn.lm_metrics.induction_scores`) on
+The induction score is the language model's (`attnviz.learn.language.metrics.induction_scores`) on
 one text: NaN when no token of it occurred before.
 """
 
@@ -84,7 +84,7 @@ def head_summaries(
 
     Args:
         weights: `(H, T, S)`, `(L, H, T, S)` or a list of L `(H, T, S)` weights of one
-            sequence (rows sum to 1).
+            sequence (rows sum to 1), or a trace's `LayerStack` (`AttentionCalls.layer_stack`).
         mask: `(T,)` bool, True = a real query token: padding rows are left out of every mean.
         spans: for cross-attention, one entry per query row: the half-open `(start, end)`
             source span it should attend, or None when it comes from no source token.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from attnviz.heads.calls import AttentionCall, frozen_labels
 from attnviz.heads.inspection import Inspection, inspect
 from attnviz.heads.model_text import ModelInputs, NextToken, next_tokens, text_inputs
 from attnviz.heads.user_model import UserModel
@@ -40,7 +41,8 @@ class TextRun:
     """Your model's run on one text."""
 
     inputs: ModelInputs  # the tokens and what the model was given
-    inspection: Inspection  # every attention call (outputs dropped: None)
+    inspection: Inspection  # every attention call, labelled by the text's tokens where their
+    # number fits (outputs dropped: None)
     stacks: dict[str, KindStack]  # kind -> its stack, in `KIND_ORDER`
     next: tuple[NextToken, ...]  # the likeliest next tokens (empty unless a causal LM)
     skipped: tuple[str, ...]  # calls not stacked, and why
@@ -56,6 +58,8 @@ def run_text(user: UserModel, text: str) -> TextRun:
     inputs = text_inputs(user, text)
     inspection = inspect(user.model, inputs.inputs)
     predicted = next_tokens(user, inspection.outputs) if user.causal_lm else ()
+    labelled = tuple(_labelled(call, inputs.tokens) for call in inspection.calls)
+    inspection = replace(inspection, calls=labelled, outputs=None)
     stacks, skipped = {}, []
     for kind in KIND_ORDER:
         calls = [call for call in inspection.calls if call.kind == kind]
@@ -65,7 +69,15 @@ def run_text(user: UserModel, text: str) -> TextRun:
         if stack is not None:
             stacks[kind] = stack
         skipped += left_out
-    return TextRun(inputs, replace(inspection, outputs=None), stacks, predicted, tuple(skipped))
+    return TextRun(inputs, inspection, stacks, predicted, tuple(skipped))
+
+
+def _labelled(call: AttentionCall, tokens: tuple[str, ...]) -> AttentionCall:
+    """`call` with the text's tokens as its row / column labels where their number fits (each
+    sequence of the batch: the text is the batch's one sequence)."""
+    b, _, t, s = call.weights.shape
+    rows, cols = (frozen_labels([tokens] * b) if n == len(tokens) else None for n in (t, s))
+    return replace(call, row_labels=rows, col_labels=cols)
 
 
 def _stack(inspection: Inspection, calls: list) -> tuple[KindStack | None, list[str]]:

@@ -18,8 +18,9 @@ A capture that disagrees with its own layer (weights read from the wrong tensor,
 positions laid out differently from the values, a padded row recorded as something the layer
 did not use) shows as a large difference, instead of hiding in a plausible-looking picture.
 The check works on arrays already captured (no second run of the model): layout changes in
-numpy, matrix products by TensorFlow's kernels on numpy arrays (on the shared 2-core machine they
-were 4-10x faster than numpy's BLAS; the check costs ~6 % of a plain call, bench section 7).
+numpy, matrix products by TensorFlow's kernels on numpy arrays (faster than numpy's BLAS on a
+small shared machine); what the check costs beside a plain call is the benchmark's `inspect`
+section.
 """
 
 from __future__ import annotations

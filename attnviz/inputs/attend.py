@@ -7,10 +7,10 @@ only draws. TensorFlow is imported on the first call, not with this module.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from attnviz.core.checks import check_choice
+from attnviz.core.checks import check_choice, check_score_cells
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
 from attnviz.inputs.problem import Problem
@@ -81,9 +81,14 @@ def attend(
     use_padding: bool,
     compare: str | None = None,
     compare_score: str | None = None,
+    *,
+    max_cells: int | None = None,
 ) -> Attended:
     """Attention of `problem` under `settings`, and under B (see `other_settings`) when `compare`
     names a comparison (a key of `COMPARISONS`).
+
+    `max_cells` is the most B·T·S attention cells of the problem, as a page allows
+    (`limits.APP_SCORE_CELLS`); None = what memory holds (`compute_attention`'s own limit).
 
     Raises:
         ValueError: when the inputs and settings do not fit together (A); B's own error is
@@ -91,6 +96,11 @@ def attend(
     """
     from attnviz.core.attention import compute_attention
 
+    if max_cells is not None:
+        sizes = {"sequence": problem.batch, "query": problem.query.shape[-2]}
+        sizes["key"] = problem.key.shape[-2]
+        hint = "Use fewer or shorter sequences here, or compute_attention in Python."
+        check_score_cells(sizes, hint, limit=max_cells, whose="this page's")
     padding = problem.padding if use_padding else None
     hid = padding is not None and not padding.all()  # a padding mask of all True hides nothing
     other = None
@@ -99,7 +109,7 @@ def attend(
         other = other_settings(compare, settings, use_padding, masked, compare_score)
     result = compute_attention(
         problem.query, problem.key, problem.value, key_padding_mask=padding,
-        params=problem.params, **asdict(settings),
+        params=problem.params, settings=settings,
     )  # fmt: skip
     if other is None:
         return Attended(result, hid)
@@ -107,7 +117,7 @@ def attend(
     try:
         b = compute_attention(
             problem.query, problem.key, problem.value, key_padding_mask=b_padding,
-            params=problem.params, **asdict(other.settings),
+            params=problem.params, settings=other.settings,
         )  # fmt: skip
     except ValueError as err:
         return Attended(result, hid, other, None, str(err))

@@ -2,7 +2,8 @@
 
 Shapes: one matrix is `(R, C)` with R rows (usually tokens) and C columns (usually features); a
 batch, allowed only from JSON or .npy, is `(B, R, C)`. Every entry point returns finite float64
-numbers checked by `core.checks.as_float_array` and within the limits of `core.limits`, and
+numbers checked by `core.checks.as_float_array` and within the limits of `core.limits` (any
+number of rows and columns the text or file can hold; a page passes its own `max_shape`), and
 rejects bad input with a plain-text `ValueError` that names the input, says where the problem is
 (1-based row and column, rows counted as the user's lines) and how to fix it.
 
@@ -27,13 +28,7 @@ from typing import Any
 import numpy as np
 
 from attnviz.core.checks import as_float_array, describe
-from attnviz.core.limits import (
-    MAX_BATCH,
-    MAX_FEATURES,
-    MAX_TEXT_CHARS,
-    MAX_TOKENS,
-    MAX_UPLOAD_BYTES,
-)
+from attnviz.core.limits import MAX_BATCH, MAX_TEXT_CHARS, MAX_UPLOAD_BYTES
 
 ALLOWED_EXTENSIONS = (".csv", ".json", ".npy", ".tsv", ".txt")  # file types `load_matrix` reads
 _ECHO_CHARS = 30  # most characters of user text quoted back in an error message
@@ -66,7 +61,9 @@ class _JsonNumber(str):
     """A number as written in JSON, kept as text so messages can quote it."""
 
 
-def parse_matrix_text(text: str, *, name: str = "matrix") -> np.ndarray:
+def parse_matrix_text(
+    text: str, *, name: str = "matrix", max_shape: tuple[int, int] | None = None
+) -> np.ndarray:
     """Parse a matrix typed or pasted into a text box.
 
     Rows are lines; numbers are separated by any mix of spaces, tabs, commas and semicolons, and
@@ -77,6 +74,9 @@ def parse_matrix_text(text: str, *, name: str = "matrix") -> np.ndarray:
     Args:
         text: At most `MAX_TEXT_CHARS` characters.
         name: The input's name, used in error messages.
+        max_shape: `(rows, columns)`: the most rows (tokens) and columns (features) of each
+            matrix, as a page allows (`limits.APP_MAX_TOKENS`, `limits.APP_MAX_FEATURES`);
+            None = any number the text holds.
 
     Returns:
         A finite float64 array of shape `(R, C)`, or `(B, R, C)` for a JSON batch.
@@ -85,24 +85,31 @@ def parse_matrix_text(text: str, *, name: str = "matrix") -> np.ndarray:
         ValueError: if the text is not a matrix of finite numbers within the size limits.
     """
     _check_text(text, name)
-    return _finish(_read_text(_clean(text, name), name), name, ndim=(2, 3))
+    return _finish(_read_text(_clean(text, name), name), name, ndim=(2, 3), max_shape=max_shape)
 
 
-def parse_json_text(text: str, *, name: str = "matrix") -> np.ndarray:
+def parse_json_text(
+    text: str, *, name: str = "matrix", max_shape: tuple[int, int] | None = None
+) -> np.ndarray:
     """Parse JSON nested lists: rows `(R, C)`, a batch `(B, R, C)`, or a flat list as one row.
+
+    `name` and `max_shape` are as in `parse_matrix_text`.
 
     Raises:
         ValueError: for invalid JSON, anything but nested lists of numbers, or ragged lists.
     """
     _check_text(text, name)
-    return _finish(_read_json(_clean(text, name), name), name, ndim=(2, 3))
+    return _finish(_read_json(_clean(text, name), name), name, ndim=(2, 3), max_shape=max_shape)
 
 
-def parse_csv_bytes(data: bytes, *, name: str = "matrix") -> np.ndarray:
+def parse_csv_bytes(
+    data: bytes, *, name: str = "matrix", max_shape: tuple[int, int] | None = None
+) -> np.ndarray:
     """Parse a UTF-8 CSV file (with or without BOM) of numbers only, without a header row.
 
     The delimiter is a comma, or a semicolon or tab if the first row has no comma. Quoted numbers
-    are read; blank cells are errors, blank lines are ignored.
+    are read; blank cells are errors, blank lines are ignored. `name` and `max_shape` are as in
+    `parse_matrix_text`.
 
     Returns:
         A finite float64 array of shape `(R, C)`.
@@ -111,15 +118,18 @@ def parse_csv_bytes(data: bytes, *, name: str = "matrix") -> np.ndarray:
         ValueError: for a header row, blank cells, non-numbers, ragged rows or a too large file.
     """
     text = _clean(_decode(data, name), name)
-    return _finish(_read_delimited(text, name, delimiter=None), name, ndim=(2,))
+    array = _read_delimited(text, name, delimiter=None)
+    return _finish(array, name, ndim=(2,), max_shape=max_shape)
 
 
-def parse_npy_bytes(data: bytes, *, name: str = "matrix") -> np.ndarray:
+def parse_npy_bytes(
+    data: bytes, *, name: str = "matrix", max_shape: tuple[int, int] | None = None
+) -> np.ndarray:
     """Load a `.npy` file of bool, integer or float numbers without unpickling anything.
 
     A 1-D array is read as one row `(1, C)`; 2-D is `(R, C)` and 3-D a batch `(B, R, C)`. The
     header is checked before any data is read, so a file cannot make us allocate more memory
-    than its size.
+    than its size. `name` and `max_shape` are as in `parse_matrix_text`.
 
     Raises:
         ValueError: for object, text, structured or complex dtypes, 0-D or more than 3-D arrays,
@@ -127,14 +137,17 @@ def parse_npy_bytes(data: bytes, *, name: str = "matrix") -> np.ndarray:
     """
     data = _as_bytes(data, name)
     _check_upload(data, name)
-    return _finish(_read_npy(data, name), name, ndim=(2, 3))
+    return _finish(_read_npy(data, name, max_shape), name, ndim=(2, 3), max_shape=max_shape)
 
 
-def load_matrix(data: bytes, filename: str, *, name: str = "matrix") -> np.ndarray:
+def load_matrix(
+    data: bytes, filename: str, *, name: str = "matrix", max_shape: tuple[int, int] | None = None
+) -> np.ndarray:
     """Read an uploaded file, choosing the format by its extension (case-insensitive).
 
     `.csv` and `.tsv` are delimited rows, `.txt` is read like the text box, `.json` as JSON and
     `.npy` with `np.load(..., allow_pickle=False)`. Files may be up to `MAX_UPLOAD_BYTES` long.
+    `name` and `max_shape` are as in `parse_matrix_text`.
 
     Returns:
         A finite float64 array of shape `(R, C)`, or `(B, R, C)` from JSON, text or .npy.
@@ -149,27 +162,33 @@ def load_matrix(data: bytes, filename: str, *, name: str = "matrix") -> np.ndarr
             f"{', '.join(ALLOWED_EXTENSIONS)}. Save the matrix as CSV, or with np.save as .npy."
         )
     if extension == ".npy":
-        return parse_npy_bytes(data, name=name)
+        return parse_npy_bytes(data, name=name, max_shape=max_shape)
     if extension == ".csv":
-        return parse_csv_bytes(data, name=name)
+        return parse_csv_bytes(data, name=name, max_shape=max_shape)
     text = _clean(_decode(data, name), name)
     if extension == ".tsv":
-        return _finish(_read_delimited(text, name, delimiter="\t"), name, ndim=(2,))
+        array = _read_delimited(text, name, delimiter="\t")
+        return _finish(array, name, ndim=(2,), max_shape=max_shape)
     reader = _read_json if extension == ".json" else _read_text
-    return _finish(reader(text, name), name, ndim=(2, 3))
+    return _finish(reader(text, name), name, ndim=(2, 3), max_shape=max_shape)
 
 
 # --- checks shared by the entry points ---------------------------------------------------------
 
 
-def _finish(array: np.ndarray, name: str, *, ndim: tuple[int, ...]) -> np.ndarray:
+def _finish(
+    array: np.ndarray, name: str, *, ndim: tuple[int, ...], max_shape: tuple[int, int] | None
+) -> np.ndarray:
     """Apply the size limits, then the shared finiteness, emptiness and magnitude checks."""
-    _check_shape(array.shape, name)
+    _check_shape(array.shape, name, max_shape)
     return as_float_array(array, name, ndim=ndim)
 
 
-def _check_shape(shape: tuple[int, ...], name: str) -> None:
-    """Reject more than `MAX_BATCH` matrices, `MAX_TOKENS` rows or `MAX_FEATURES` columns."""
+def _check_shape(
+    shape: tuple[int, ...], name: str, max_shape: tuple[int, int] | None = None
+) -> None:
+    """Reject more than `MAX_BATCH` matrices, and more rows or columns than `max_shape`
+    (a page's limits; None = any number: the text and upload limits bound them)."""
     if len(shape) < 2:
         return
     *batch, rows, cols = shape
@@ -178,14 +197,17 @@ def _check_shape(shape: tuple[int, ...], name: str) -> None:
             f"`{name}` is a batch of {batch[0]:,} matrices; at most {MAX_BATCH:,} are allowed. "
             "Give fewer matrices."
         )
-    if rows > MAX_TOKENS:
+    if max_shape is None:
+        return
+    most_rows, most_cols = max_shape
+    if rows > most_rows:
         raise ValueError(
-            f"`{name}` has {rows:,} rows; at most {MAX_TOKENS:,} are allowed (one row per "
+            f"`{name}` has {rows:,} rows; at most {most_rows:,} are allowed (one row per "
             "token). Give fewer rows."
         )
-    if cols > MAX_FEATURES:
+    if cols > most_cols:
         raise ValueError(
-            f"`{name}` has {cols:,} columns; at most {MAX_FEATURES:,} are allowed (one column per "
+            f"`{name}` has {cols:,} columns; at most {most_cols:,} are allowed (one column per "
             "feature). Give fewer columns."
         )
 
@@ -496,7 +518,7 @@ def _json_kind(value: Any) -> str:
 # --- .npy --------------------------------------------------------------------------------------
 
 
-def _read_npy(data: bytes, name: str) -> np.ndarray:
+def _read_npy(data: bytes, name: str, max_shape: tuple[int, int] | None) -> np.ndarray:
     """Check the .npy header (dtype, shape, data length) before loading the array."""
     stream = io.BytesIO(data)
     shape, dtype = _read_npy_header(stream, data, name)
@@ -506,7 +528,7 @@ def _read_npy(data: bytes, name: str) -> np.ndarray:
             f"`{name}` in the .npy file must be 1-D (one row), 2-D (rows × columns) or 3-D (a "
             f"batch). Received shape {shape}. Save it with np.save(file, array) of those ranks."
         )
-    _check_shape((1, *shape) if len(shape) == 1 else shape, name)
+    _check_shape((1, *shape) if len(shape) == 1 else shape, name, max_shape)
     expected, received = math.prod(shape) * dtype.itemsize, len(data) - stream.tell()
     if expected > received:
         raise ValueError(

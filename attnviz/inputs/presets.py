@@ -10,7 +10,7 @@ shipped ones are package data in `attnviz/inputs/preset_files/` (`shipped_preset
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import check_int
-from attnviz.core.limits import MAX_BATCH, MAX_FEATURES, MAX_TOKENS
+from attnviz.core.checks import check_array_cells, check_int, check_size
+from attnviz.core.limits import MAX_BATCH, MAX_SCORE_CELLS
 from attnviz.core.seeding import check_seed
 
 SHIPPED: Traversable = files("attnviz.inputs") / "preset_files"  # the shipped preset files
@@ -27,7 +27,12 @@ SHIPPED: Traversable = files("attnviz.inputs") / "preset_files"  # the shipped p
 
 @dataclass(frozen=True)
 class RandomSpec:
-    """Seeded random Q/K/V, uniform in [0, 1) like numpy's `random.random` in the tutorials."""
+    """Seeded random Q/K/V, uniform in [0, 1) like numpy's `random.random` in the tutorials.
+
+    Any sizes within memory. `max_cells` (not a field) is the most B·T·S attention cells the
+    draw may make: `MAX_SCORE_CELLS` by default, a page's own limit (`limits.APP_SCORE_CELLS`)
+    on a page.
+    """
 
     batch: int = 1  # B (1 = no batch axis)
     queries: int = 4  # T
@@ -35,19 +40,29 @@ class RandomSpec:
     d_k: int = 8  # Dq = Dk
     d_v: int = 8  # Dv
     seed: int = 0  # numpy seed
+    max_cells: InitVar[int] = MAX_SCORE_CELLS  # the most B·T·S cells allowed (checked, not kept)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, max_cells: int) -> None:
         check_int(self.batch, "batch", low=1, high=MAX_BATCH)
-        check_int(self.queries, "queries", low=1, high=MAX_TOKENS)
-        check_int(self.keys, "keys", low=1, high=MAX_TOKENS)
-        check_int(self.d_k, "d_k", low=1, high=MAX_FEATURES)
-        check_int(self.d_v, "d_v", low=1, high=MAX_FEATURES)
+        check_size(self.queries, "queries")
+        check_size(self.keys, "keys")
+        check_size(self.d_k, "d_k", unit="features")
+        check_size(self.d_v, "d_v", unit="features")
         check_seed(self.seed)
-        if self.batch * self.queries * self.keys > MAX_TOKENS * MAX_TOKENS:
+        cells = self.batch * self.queries * self.keys
+        if cells > max_cells:
+            whose = " (the memory limit)" if max_cells == MAX_SCORE_CELLS else ""
             raise ValueError(
                 f"The random batch is too large: {self.batch} × {self.queries} × {self.keys} "
-                f"attention cells; the limit is {MAX_TOKENS * MAX_TOKENS:,}."
+                f"attention cells; the limit is {max_cells:,}{whose}. Draw fewer or shorter "
+                "sequences."
             )
+        hint = "Draw fewer or shorter sequences, or fewer features."
+        shapes = {"Q": (self.queries, self.d_k), "K": (self.keys, self.d_k)}
+        shapes["V"] = (self.keys, self.d_v)
+        for name, (rows, width) in shapes.items():
+            what = f"`{name}` (sequences × rows × columns)"
+            check_array_cells((self.batch, rows, width), what, hint)
 
 
 def random_qkv(spec: RandomSpec) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

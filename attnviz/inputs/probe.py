@@ -20,8 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from attnviz.core.checks import as_float_array, check_choice, check_heads, check_int, read_only
-from attnviz.core.limits import MAX_FEATURES, MAX_TOKENS
+from attnviz.core.checks import (
+    as_float_array,
+    check_array_cells,
+    check_choice,
+    check_heads,
+    check_score_cells,
+    check_size,
+    read_only,
+)
 from attnviz.core.positions import (
     DEFAULT_ROPE_THETA,
     POSITION_SCHEMES,
@@ -57,6 +64,9 @@ def position_probe(
 ) -> PositionProbe:
     """Score `length` copies of one token under `position`.
 
+    Any number of tokens, features and heads within memory: the `(H, T, T)` scores stop at
+    `MAX_SCORE_CELLS` cells and the `(T, D)` inputs at `MAX_ARRAY_CELLS` numbers.
+
     Args:
         length: T tokens.
         d_model: D features (even for "rope").
@@ -68,10 +78,13 @@ def position_probe(
     Returns:
         A `PositionProbe`.
     """
-    t = check_int(length, "length", low=1, high=MAX_TOKENS)
-    d = check_int(d_model, "d_model", low=1, high=MAX_FEATURES)
+    t = check_size(length, "length")
+    d = check_size(d_model, "d_model", unit="features")
     check_choice(position, "position", POSITION_SCHEMES)
     h = check_heads(num_heads)
+    check_array_cells((t, d), "the inputs (tokens × features)", "Use fewer tokens or features.")
+    heads = h if position == "alibi" else 1
+    check_score_cells({"head": heads, "query": t, "key": t}, "Use fewer tokens or heads.")
     x = np.ones(d) if content is None else _check_content(content, d)  # (D,)
     inputs = np.tile(x, (t, 1))  # (T, D)
     if position == "sinusoidal":

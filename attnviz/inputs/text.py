@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnviz.core import limits
-from attnviz.core.checks import check_int, describe
+from attnviz.core.checks import check_array_cells, check_int, check_size, describe
 from attnviz.core.seeding import check_seed, seeded_rng
 
 PAD_TOKEN = "<pad>"
@@ -94,7 +94,7 @@ def tokenize(sentence: str) -> list[str]:
 
     Raises:
         ValueError: if `sentence` is not a str, is longer than `limits.MAX_SENTENCE_CHARS`
-            characters, has no tokens, or has more than `limits.MAX_TOKENS` tokens.
+            characters, or has no tokens.
     """
     return _tokenize(sentence, "the sentence")
 
@@ -107,7 +107,7 @@ def token_embedding(token: str, d_model: int, seed: int = 0) -> np.ndarray:
     """
     if not isinstance(token, str):
         raise ValueError(f"`token` must be text (a str). Received: {describe(token)}.")
-    d_model = check_int(d_model, "d_model", low=1, high=limits.MAX_FEATURES)
+    d_model = check_size(d_model, "d_model", unit="features")
     seed = check_seed(seed)
     return _draw_embedding(token, d_model, seed)
 
@@ -118,8 +118,10 @@ def positional_encoding(length: int, d_model: int) -> np.ndarray:
     `PE[pos, 2i] = sin(pos / 10000^(2i / D))` and `PE[pos, 2i + 1] = cos(pos / 10000^(2i / D))`;
     for an odd D the last column is a sine.
     """
-    length = check_int(length, "length", low=1, high=limits.MAX_TOKENS)
-    d_model = check_int(d_model, "d_model", low=1, high=limits.MAX_FEATURES)
+    length = check_size(length, "length")
+    d_model = check_size(d_model, "d_model", unit="features")
+    hint = "Use fewer positions or fewer features."
+    check_array_cells((length, d_model), "the positional encoding (positions × d_model)", hint)
     positions = np.arange(length, dtype=np.float64)[:, None]  # (T, 1)
     columns = np.arange(d_model)  # (D,)
     frequencies = 10000.0 ** (-2.0 * (columns // 2) / d_model)  # (D,)
@@ -134,9 +136,12 @@ def projection_weights(d_model: int, d_k: int, d_v: int, seed: int) -> dict[str,
     variance the queries, keys and values have roughly unit variance too and scaled scores stay
     moderate. Each matrix has its own random stream keyed by its name and `seed`.
     """
-    d_model = check_int(d_model, "d_model", low=1, high=limits.MAX_FEATURES)
-    d_k = check_int(d_k, "d_k", low=1, high=limits.MAX_FEATURES)
-    d_v = check_int(d_v, "d_v", low=1, high=limits.MAX_FEATURES)
+    d_model = check_size(d_model, "d_model", unit="features")
+    d_k = check_size(d_k, "d_k", unit="features")
+    d_v = check_size(d_v, "d_v", unit="features")
+    hint = "Use fewer features."
+    for name, width in (("W_Q", d_k), ("W_K", d_k), ("W_V", d_v)):
+        check_array_cells((d_model, width), f"the weight {name} (d_model × features)", hint)
     return draw_projections(d_model, d_k, d_v, seed)
 
 
@@ -161,6 +166,8 @@ def encode_sentences(
     seed: int = 0,
     positional: bool = True,
     pad_to: int | None = None,
+    max_tokens: int | None = None,
+    max_cells: int | None = None,
 ) -> EncodedSentences:
     """Tokenize, embed, position-encode and project a batch of sentences.
 
@@ -175,19 +182,23 @@ def encode_sentences(
             the same weights, so target queries and source keys live in one space.
         positional: add the sinusoidal positional encoding to the embeddings.
         pad_to: pad every sentence to this many tokens instead of to the longest one.
+        max_tokens: the most tokens of a sentence, as a page allows (`limits.APP_MAX_TOKENS`);
+            None = any number (a sentence has at most `limits.MAX_SENTENCE_CHARS` characters).
+        max_cells: the most numbers of each array `(B, T, D)`, as a page allows
+            (`limits.APP_INPUT_CELLS`); None = what memory holds, `limits.MAX_ARRAY_CELLS`.
 
     Raises:
         ValueError: for bad settings, too many or too long sentences, a sentence without tokens,
-            or a batch with more than `limits.MAX_INPUT_CELLS` numbers per array.
+            or a batch with more than `max_cells` numbers per array.
     """
     d_v = d_k if d_v is None else d_v
     params = projection_weights(d_model, d_k, d_v, seed)
     if not isinstance(positional, (bool, np.bool_)):
         raise ValueError(f"`positional` must be True or False. Received: {describe(positional)}.")
     texts = _split_sentences(sentences)
-    tokens, lengths = _tokenize_batch(texts, pad_to)
+    widest = max(d_model, d_k, d_v)
+    tokens, lengths = _tokenize_batch(texts, pad_to, max_tokens, (widest, max_cells))
     length = len(tokens[0])
-    _check_batch_cells(len(texts), length, max(d_model, d_k, d_v))
     embeddings = _embed_tokens(tokens, d_model, seed)  # (B, T, D)
     pe = positional_encoding(length, d_model) if positional else np.zeros((length, d_model))
     inputs = embeddings + pe  # (B, T, D) + (T, D) -> (B, T, D)
@@ -240,18 +251,28 @@ def _split_sentences(sentences: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def _tokenize_batch(
-    texts: tuple[str, ...], pad_to: int | None
+    texts: tuple[str, ...],
+    pad_to: int | None,
+    max_tokens: int | None,
+    cells: tuple[int, int | None],
 ) -> tuple[tuple[tuple[str, ...], ...], np.ndarray]:
-    """Tokenize every sentence and pad to a common length: (B rows of T tokens, `(B,)` lengths)."""
-    token_lists = [_tokenize(text, f"sentence {n}") for n, text in enumerate(texts, start=1)]
+    """Tokenize every sentence and pad to a common length: (B rows of T tokens, `(B,)` lengths).
+
+    A sentence may have at most `max_tokens` tokens (None = any number), and `cells`, the
+    widest array's features and its most numbers, are checked before padding."""
+    token_lists = [
+        _tokenize(text, f"sentence {n}", max_tokens) for n, text in enumerate(texts, start=1)
+    ]
     length = _padded_length(token_lists, pad_to)
+    _check_batch_cells(len(texts), length, *cells)
     tokens = tuple(tuple(row) + (PAD_TOKEN,) * (length - len(row)) for row in token_lists)
     lengths = np.array([len(row) for row in token_lists], dtype=np.int64)  # (B,)
     return tokens, lengths
 
 
-def _tokenize(sentence: str, label: str) -> list[str]:
-    """`tokenize` with `label` ("sentence 2") naming the sentence in error messages."""
+def _tokenize(sentence: str, label: str, max_tokens: int | None = None) -> list[str]:
+    """`tokenize` with `label` ("sentence 2") naming the sentence in error messages, refusing
+    more than `max_tokens` tokens (a page's limit; None = any number)."""
     name = label[0].upper() + label[1:]
     if not isinstance(sentence, str):
         raise ValueError(f"{name} must be text (a str). Received: {describe(sentence)}.")
@@ -266,9 +287,9 @@ def _tokenize(sentence: str, label: str) -> list[str]:
             f"{name} has no words or punctuation: it holds only spaces or invisible characters. "
             f"Received: {describe(sentence)}. Type at least one word or remove it."
         )
-    if len(tokens) > limits.MAX_TOKENS:
+    if max_tokens is not None and len(tokens) > max_tokens:
         raise ValueError(
-            f"{name} has {len(tokens)} tokens; at most {limits.MAX_TOKENS} are allowed. "
+            f"{name} has {len(tokens)} tokens; at most {max_tokens} are allowed. "
             "Split it into shorter sentences."
         )
     return tokens
@@ -363,7 +384,7 @@ def _padded_length(token_lists: list[list[str]], pad_to: int | None) -> int:
     longest = max(len(tokens) for tokens in token_lists)
     if pad_to is None:
         return longest
-    pad_to = check_int(pad_to, "pad_to", low=1, high=limits.MAX_TOKENS)
+    pad_to = check_size(pad_to, "pad_to")
     if pad_to < longest:
         raise ValueError(
             f"`pad_to` must be at least the longest sentence's token count ({longest}). "
@@ -372,13 +393,15 @@ def _padded_length(token_lists: list[list[str]], pad_to: int | None) -> int:
     return pad_to
 
 
-def _check_batch_cells(batch: int, length: int, features: int) -> None:
-    """Reject batches whose largest array would exceed `limits.MAX_INPUT_CELLS` numbers."""
+def _check_batch_cells(batch: int, length: int, features: int, max_cells: int | None) -> None:
+    """Reject batches whose largest array would exceed `max_cells` numbers (None = what memory
+    holds, `limits.MAX_ARRAY_CELLS`)."""
     cells = batch * length * features
-    if cells > limits.MAX_INPUT_CELLS:
+    most = limits.MAX_ARRAY_CELLS if max_cells is None else max_cells
+    if cells > most:
         raise ValueError(
             f"The batch is too large to encode: {batch} sentences × {length} tokens × "
-            f"{features} features = {cells} numbers per array; at most {limits.MAX_INPUT_CELLS} "
+            f"{features} features = {cells} numbers per array; at most {most} "
             "are allowed. Use fewer or shorter sentences, or fewer features."
         )
 

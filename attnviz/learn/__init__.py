@@ -1,15 +1,21 @@
-"""Learned attention: small translators whose attention was trained, not drawn.
+"""Learned attention: models whose attention was trained, not drawn, one subpackage per family.
 
-Three toy tasks with known alignments (`tasks`: dates -> ISO, reverse, German number words ->
-digits), a Luong-style bi-GRU encoder / GRU decoder that attends with attnviz's own
-`ScoredAttention` and score layers (`network`, `model`), a small encoder–decoder Transformer
-built on the seed tutorial's decoder layers (`transformer`), training with `keras.Model.fit`
-and a per-epoch report (`training`; the trainers compiled by `compiling`), scores (`metrics`)
-and the shipped checkpoints (`pretrained`, `train_all`). And a decoder-only language model
-(`language_model`, its layers `lm_layers`) on an induction task and a small corpus (`lm_tasks`),
-trained on fresh sequences every epoch (`lm_training`), with every head's previous-token and
-induction score and ablation tables (`lm_metrics`), and generation with a KV cache
-(`lm_generation`).
+`translation/`: character translators on three toy tasks with known alignments (`tasks`):
+dates -> ISO (`dates`), reverse, German number words -> digits (`numbers`), their characters
+as ids (`vocab`). A Luong-style bi-GRU encoder / GRU decoder that attends with attnviz's own
+`ScoredAttention` and score layers (`network`, `model`) and a small encoder–decoder Transformer
+built on the seed tutorial's decoder layers (`transformer_translator`), trained with
+`keras.Model.fit` and a per-epoch report (`training`) and scored (`metrics`).
+
+`language/`: a decoder-only language model (`model`, its layers `layers`) on an induction task
+and a small corpus (`tasks`), trained on fresh sequences every epoch (`training`), with every
+head's previous-token and induction score and ablation tables (`metrics`), and generation with
+a KV cache (`generation`).
+
+What the families share stays here: the models' configs (`configs`), the trainers compiled
+before `fit` (`compiling`), how each shipped model is built and trained (`recipes`), the
+shipped checkpoints (`checkpoints/`, loaded by `pretrained`, written by `train_all`), and the
+queue of training runs the app starts (`runs`).
 
     from attnviz.learn import load_pretrained, load_transformer
     model = load_pretrained("dates", "dot")
@@ -28,29 +34,29 @@ from __future__ import annotations
 from attnviz.core.lazy import lazy_names
 
 _HOMES = {  # public name -> the module that defines it
-    "TASKS": "attnviz.learn.tasks",
-    "Task": "attnviz.learn.tasks",
-    "get_task": "attnviz.learn.tasks",
-    "make_pairs": "attnviz.learn.tasks",
-    "known_alignment": "attnviz.learn.tasks",
+    "TASKS": "attnviz.learn.translation.tasks",
+    "Task": "attnviz.learn.translation.tasks",
+    "get_task": "attnviz.learn.translation.tasks",
+    "make_pairs": "attnviz.learn.translation.tasks",
+    "known_alignment": "attnviz.learn.translation.tasks",
     "NetworkConfig": "attnviz.learn.configs",
     "TrainConfig": "attnviz.learn.configs",
     "TRANSFORMER_TRAINING": "attnviz.learn.configs",
-    "AttentionInputs": "attnviz.learn.model",
-    "Seq2SeqAttention": "attnviz.learn.model",
-    "Translation": "attnviz.learn.model",
-    "Evaluation": "attnviz.learn.metrics",
-    "alignment_score": "attnviz.learn.metrics",
-    "evaluate": "attnviz.learn.metrics",
-    "EpochReport": "attnviz.learn.training",
-    "TrainingStats": "attnviz.learn.training",
-    "train": "attnviz.learn.training",
+    "AttentionInputs": "attnviz.learn.translation.model",
+    "Seq2SeqAttention": "attnviz.learn.translation.model",
+    "Translation": "attnviz.learn.translation.model",
+    "Evaluation": "attnviz.learn.translation.metrics",
+    "alignment_score": "attnviz.learn.translation.metrics",
+    "evaluate": "attnviz.learn.translation.metrics",
+    "EpochReport": "attnviz.learn.translation.training",
+    "TrainingStats": "attnviz.learn.translation.training",
+    "train": "attnviz.learn.translation.training",
     "TransformerConfig": "attnviz.learn.configs",
-    "TransformerTrace": "attnviz.learn.transformer",
-    "TransformerTranslation": "attnviz.learn.transformer",
-    "TransformerTranslator": "attnviz.learn.transformer",
-    "head_alignment_scores": "attnviz.learn.metrics",
-    "train_transformer": "attnviz.learn.training",
+    "TransformerTrace": "attnviz.learn.translation.transformer_translator",
+    "TransformerTranslation": "attnviz.learn.translation.transformer_translator",
+    "TransformerTranslator": "attnviz.learn.translation.transformer_translator",
+    "head_alignment_scores": "attnviz.learn.translation.metrics",
+    "train_transformer": "attnviz.learn.translation.training",
     "load_transformer": "attnviz.learn.pretrained",
     "CheckpointSummary": "attnviz.learn.pretrained",
     "MissingCheckpointError": "attnviz.learn.pretrained",
@@ -59,29 +65,29 @@ _HOMES = {  # public name -> the module that defines it
     "load_lm": "attnviz.learn.pretrained",
     "LMConfig": "attnviz.learn.configs",
     "LM_TRAINING": "attnviz.learn.configs",
-    "LM_TASKS": "attnviz.learn.lm_tasks",
-    "LMTask": "attnviz.learn.lm_tasks",
-    "get_lm_task": "attnviz.learn.lm_tasks",
-    "induction_task": "attnviz.learn.lm_tasks",
-    "make_sequences": "attnviz.learn.lm_tasks",
-    "Ablation": "attnviz.learn.language_model",
-    "LanguageModel": "attnviz.learn.language_model",
-    "LMForward": "attnviz.learn.language_model",
-    "LMTrace": "attnviz.learn.language_model",
-    "LMEpochReport": "attnviz.learn.lm_training",
-    "LMStats": "attnviz.learn.lm_training",
-    "LMCurves": "attnviz.learn.lm_training",
-    "train_lm": "attnviz.learn.lm_training",
-    "AblationTable": "attnviz.learn.lm_metrics",
-    "LMEvaluation": "attnviz.learn.lm_metrics",
-    "ablation_table": "attnviz.learn.lm_metrics",
-    "evaluate_lm": "attnviz.learn.lm_metrics",
-    "induction_scores": "attnviz.learn.lm_metrics",
-    "previous_token_scores": "attnviz.learn.lm_metrics",
-    "unigram_loss": "attnviz.learn.lm_metrics",
-    "Generation": "attnviz.learn.lm_generation",
-    "GenerationStep": "attnviz.learn.lm_generation",
-    "generate": "attnviz.learn.lm_generation",
+    "LM_TASKS": "attnviz.learn.language.tasks",
+    "LMTask": "attnviz.learn.language.tasks",
+    "get_lm_task": "attnviz.learn.language.tasks",
+    "induction_task": "attnviz.learn.language.tasks",
+    "make_sequences": "attnviz.learn.language.tasks",
+    "Ablation": "attnviz.learn.language.model",
+    "LanguageModel": "attnviz.learn.language.model",
+    "LMForward": "attnviz.learn.language.model",
+    "LMTrace": "attnviz.learn.language.model",
+    "LMEpochReport": "attnviz.learn.language.training",
+    "LMStats": "attnviz.learn.language.training",
+    "LMCurves": "attnviz.learn.language.training",
+    "train_lm": "attnviz.learn.language.training",
+    "AblationTable": "attnviz.learn.language.metrics",
+    "LMEvaluation": "attnviz.learn.language.metrics",
+    "ablation_table": "attnviz.learn.language.metrics",
+    "evaluate_lm": "attnviz.learn.language.metrics",
+    "induction_scores": "attnviz.learn.language.metrics",
+    "previous_token_scores": "attnviz.learn.language.metrics",
+    "unigram_loss": "attnviz.learn.language.metrics",
+    "Generation": "attnviz.learn.language.generation",
+    "GenerationStep": "attnviz.learn.language.generation",
+    "generate": "attnviz.learn.language.generation",
 }
 
 __all__ = sorted(_HOMES)

@@ -86,7 +86,7 @@ class TransformerConfig:
 @dataclass(frozen=True)
 class LMConfig:
     """The sizes of a decoder-only language model: causal self-attention (scaled dot product)
-    and optional MLP blocks, see `attnviz.learn.language_model`."""
+    and optional MLP blocks, see `attnviz.learn.language.model`."""
 
     layers: int = 2  # L, blocks of causal self-attention (each with an MLP when d_ff > 0)
     heads: int = 4  # H, query heads per layer

@@ -31,10 +31,9 @@ import numpy as np
 
 from attnviz.core.checks import check_choice
 from attnviz.core.score_kinds import SCORE_KINDS
-from attnviz.learn.language_model import LanguageModel
-from attnviz.learn.lm_tasks import LM_TASKS
-from attnviz.learn.lm_training import LMStats
-from attnviz.learn.model import Seq2SeqAttention
+from attnviz.learn.language.model import LanguageModel
+from attnviz.learn.language.tasks import LM_TASKS
+from attnviz.learn.language.training import LMStats
 from attnviz.learn.recipes import (
     KINDS,
     LM,
@@ -43,9 +42,10 @@ from attnviz.learn.recipes import (
     TRANSFORMER_RECIPES,
     network_config,
 )
-from attnviz.learn.tasks import TASKS
-from attnviz.learn.training import TrainingStats
-from attnviz.learn.transformer import TransformerTranslator
+from attnviz.learn.translation.model import Seq2SeqAttention
+from attnviz.learn.translation.tasks import TASKS
+from attnviz.learn.translation.training import TrainingStats
+from attnviz.learn.translation.transformer_translator import TransformerTranslator
 
 Model = Seq2SeqAttention | TransformerTranslator | LanguageModel  # what a checkpoint holds
 

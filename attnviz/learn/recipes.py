@@ -19,11 +19,11 @@ from attnviz.learn.configs import (
     TrainConfig,
     TransformerConfig,
 )
-from attnviz.learn.tasks import TASKS
+from attnviz.learn.translation.tasks import TASKS
 
 TRANSFORMER = "transformer"  # the checkpoint kind of a `TransformerTranslator`
 KINDS = (*SCORE_KINDS, TRANSFORMER)  # every translator checkpoint kind: a score, "transformer"
-LM = "lm"  # the checkpoint kind of a `LanguageModel` (its tasks are `lm_tasks.LM_TASKS`)
+LM = "lm"  # the checkpoint kind of a `LanguageModel` (its tasks are `language.tasks.LM_TASKS`)
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ LM_RECIPES = {  # language-model task -> how its shipped model is built and trai
     # 2 layers × 4 heads, D = 32, MLPs of 128, RoPE: ~27k parameters. Runs of 4 to 16 letters
     # repeated anywhere (half the sequences a long run and its copy at the end, which starts
     # the circuit): induction forms by epoch ~8; the other 92 sharpen it for every shape of
-    # `lm_tasks.COPY_SHAPES`. With seed 0 one layer-1 head does most of the copying (other
+    # `language.tasks.COPY_SHAPES`. With seed 0 one layer-1 head does most of the copying (other
     # seeds may split it over two heads: then switching one off leaves the other copying,
     # which the ablation table shows). The time limit is a safety net, far above the run.
     "induction": Recipe(

@@ -28,9 +28,9 @@ from attnviz.learn.configs import (
     TrainConfig,
     TransformerConfig,
 )
-from attnviz.learn.lm_tasks import LMTask
-from attnviz.learn.lm_training import LMEpochReport, train_lm
-from attnviz.learn.training import EpochReport, train, train_transformer
+from attnviz.learn.language.tasks import LMTask
+from attnviz.learn.language.training import LMEpochReport, train_lm
+from attnviz.learn.translation.training import EpochReport, train, train_transformer
 
 TRAINING_SLOTS = 1  # trainings running at once in this process
 STATES = ("waiting", "training", "done", "stopped", "failed")

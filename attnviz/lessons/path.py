@@ -160,7 +160,8 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         "A language model copies: induction heads",
         "A language model reads left to right, one causal self-attention per layer. Trained on "
-        "random runs of letters written twice, this small one learns to copy: a **previous-"
+        "texts in which runs of letters come back (two to four times, side by side or apart, "
+        "early or late), this small one learns to copy: a **previous-"
         "token head** in layer 0 marks each token with the one before it, and an **induction "
         "head** in layer 1 looks for the token after the previous occurrence of the current "
         "one. Where the text repeats, a model that copies can predict each next token: the "

@@ -41,6 +41,7 @@ from attnviz.core.checks import (
     check_array_cells,
     check_heads,
     check_int,
+    check_size,
     describe,
     read_only,
 )
@@ -48,15 +49,14 @@ from attnviz.core.limits import (
     MAX_BATCH,
     MAX_D_FF,
     MAX_DECODER_TOKENS,
-    MAX_FEATURES,
     MAX_LAYERS,
     MAX_SCORE_CELLS,
-    MAX_TOKENS,
     MAX_VOCAB,
 )
 from attnviz.core.masks import build_mask, check_padding_mask
 from attnviz.core.seeding import check_seed
 from attnviz.core.ways import way_mask
+from attnviz.heads.calls import AttentionCall, AttentionCalls, frozen_labels
 from attnviz.transformer.decoder_forward import (
     DecoderWeights,
     decoder_forward,
@@ -95,11 +95,15 @@ class DecoderConfig:
 
     def __post_init__(self) -> None:
         check_int(self.vocab_size, "vocab_size", low=1, high=MAX_VOCAB)
-        check_int(self.sequence_length, "sequence_length", low=1, high=MAX_TOKENS)
+        check_size(self.sequence_length, "sequence_length")
         check_heads(self.h, "h")
-        check_int(self.d_model, "d_model", low=1, high=MAX_FEATURES)
+        check_size(self.d_model, "d_model", unit="features")
         _check_head_sizes(self.d_model, self.h, self.d_k, self.d_v)
         check_int(self.d_ff, "d_ff", low=1, high=MAX_D_FF)
+        hint = "Use fewer features (d_model), positions, feed-forward units or token ids."
+        rows = {"position table": self.sequence_length, "embedding": self.vocab_size}
+        for what, count in {**rows, "feed-forward weight": self.d_ff}.items():
+            check_array_cells((count, self.d_model), f"the {what} (rows × d_model)", hint)
         check_int(self.n, "n", low=1, high=MAX_LAYERS)
         attention = head_costs(self.d_model, self.h, self.h, self.d_k, self.d_v).param_count
         check_array_cells(
@@ -121,11 +125,32 @@ class DecoderResult:
     """One inference run of the decoder, as read-only numpy arrays (float32 / bool)."""
 
     output: np.ndarray  # (B, T, D) the last layer's output
-    self_attention: tuple[np.ndarray, ...]  # N arrays (B, H, T, T), layer 0 first
-    cross_attention: tuple[np.ndarray, ...]  # N arrays (B, H, T, S), layer 0 first
-    self_mask: np.ndarray  # (B, T, T) bool given to self-attention, True = may attend
-    cross_mask: np.ndarray  # (B, T, S) bool given to cross-attention, True = may attend
+    # every attention, layer by layer, self then cross: "decoder_layer_<i>/self_attention" (way
+    # "causal", or "bidirectional" with the look-ahead mask off) and ".../cross_attention", each
+    # with its weights (B, H, T, S), its mask (B, T, S) and labels "t<j>=<id>" (rows, the target
+    # tokens) and "s<j>" (the source positions)
+    attention: AttentionCalls
     config: DecoderConfig  # the sizes and seed of the decoder that ran
+
+    @property
+    def self_attention(self) -> tuple[np.ndarray, ...]:
+        """N arrays `(B, H, T, T)`, layer 0 first: every layer's self-attention weights."""
+        return tuple(call.weights for call in self.attention if call.kind == "self")
+
+    @property
+    def cross_attention(self) -> tuple[np.ndarray, ...]:
+        """N arrays `(B, H, T, S)`, layer 0 first: every layer's cross-attention weights."""
+        return tuple(call.weights for call in self.attention if call.kind == "cross")
+
+    @property
+    def self_mask(self) -> np.ndarray:
+        """`(B, T, T)` bool given to self-attention, True = may attend."""
+        return self.attention.calls[0].mask
+
+    @property
+    def cross_mask(self) -> np.ndarray:
+        """`(B, T, S)` bool given to cross-attention, True = may attend."""
+        return self.attention.calls[1].mask
 
 
 def build_decoder(config: DecoderConfig) -> Decoder:
@@ -195,14 +220,20 @@ def run_decoder(
     output, self_weights, cross_weights = decoder_forward(
         _draw(config), tokens, memory, causal, *paddings
     )
-    return DecoderResult(
-        output=read_only(np.asarray(output)),
-        self_attention=tuple(read_only(np.asarray(w)) for w in self_weights),
-        cross_attention=tuple(read_only(np.asarray(w)) for w in cross_weights),
-        self_mask=read_only(self_mask),
-        cross_mask=read_only(cross_mask),
-        config=config,
-    )
+    rows = frozen_labels([[f"t{j}={token}" for j, token in enumerate(row)] for row in tokens])
+    sources = frozen_labels([[f"s{j}" for j in range(memory.shape[1])]] * batch)
+    masks = {"self": read_only(self_mask), "cross": read_only(cross_mask)}
+    ways = {"self": "causal" if causal else "bidirectional", "cross": "cross"}
+    calls = [
+        AttentionCall(
+            key=f"decoder_layer_{layer}/{kind}_attention", kind=kind, way=ways[kind],
+            layer=layer, weights=read_only(np.asarray(weights)), mask=masks[kind],
+            row_labels=rows, col_labels=rows if kind == "self" else sources,
+        )
+        for layer, pair in enumerate(zip(self_weights, cross_weights, strict=True))
+        for kind, weights in zip(("self", "cross"), pair, strict=True)
+    ]  # fmt: skip
+    return DecoderResult(read_only(np.asarray(output)), AttentionCalls(tuple(calls)), config)
 
 
 def _check_paddings(

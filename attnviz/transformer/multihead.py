@@ -37,11 +37,17 @@ from typing import Any
 import numpy as np
 from keras import ops
 
-from attnviz.core.attention import AttentionSettings, check_qkv, dot_attention
-from attnviz.core.checks import check_array_cells, check_heads, check_int, read_only
-from attnviz.core.limits import MAX_FEATURES, MAX_SCORE_CELLS
+from attnviz.core.attention import check_qkv, dot_attention
+from attnviz.core.checks import (
+    check_array_cells,
+    check_heads,
+    check_score_cells,
+    check_size,
+    read_only,
+)
 from attnviz.core.masks import build_mask, check_padding_mask
-from attnviz.core.positions import DEFAULT_ROPE_THETA, alibi_slopes, attention_positions
+from attnviz.core.positions import alibi_slopes, attention_positions
+from attnviz.core.settings import AttentionSettings
 from attnviz.transformer.head_weights import (
     HeadCosts,
     check_kv_heads,
@@ -95,60 +101,57 @@ def compute_multihead(
     num_heads: int,
     d_k: int | None = None,
     d_v: int | None = None,
-    causal: bool = False,
-    key_padding_mask: Any = None,
-    window: int | None = None,
-    mask_value: str = "-inf",
-    scale: bool = True,
-    params: Mapping[str, Any] | None = None,
-    seed: int = 0,
     num_kv_heads: int | None = None,
-    sinks: int | None = None,
-    documents: Any = None,
-    prefix: int | None = None,
-    chunk: int | None = None,
-    position: str = "none",
-    rope_theta: float = DEFAULT_ROPE_THETA,
+    key_padding_mask: Any = None,
+    params: Mapping[str, Any] | None = None,
+    settings: AttentionSettings | None = None,
+    **keywords: Any,
 ) -> MultiHeadResult:
     """Compute multi-head scaled dot-product attention and return every head's matrices.
+
+    Any number of heads, tokens and features, within the memory limits: `MAX_SCORE_CELLS`
+    for the `(B, H, T, S)` weights and `MAX_ARRAY_CELLS` for every other array (inputs,
+    weights, heads).
 
     Args:
         query: `(T, D)` or `(B, T, D)` array-like.
         key: `(S, D)` or `(B, S, D)`.
         value: `(S, D)` or `(B, S, D)`.
-        num_heads: H, any number of heads (MPT-7B has 32, Llama 3.1 405B 128), within the
-            memory limits: `MAX_SCORE_CELLS` for the `(B, H, T, S)` weights and
-            `MAX_ARRAY_CELLS` for every other array (inputs, weights, heads).
+        num_heads: H, any number of heads (MPT-7B has 32, Llama 3.1 405B 128).
         d_k: Dk, query/key features per head, independent of D (H·Dk need not be D, as in
             Keras's `GroupQueryAttention` with its `head_dim`); defaults to D // H, which
-            needs D divisible by H. At most `MAX_FEATURES` per head.
+            needs D divisible by H.
         d_v: Dv, value features per head; defaults to D // H, likewise.
-        causal: query i may attend key j only if j <= i.
-        key_padding_mask: bool `(S,)` or `(B, S)`, True = real token, False = padding.
-        window: local attention: query i may attend key j only if |i - j| <= window.
-        mask_value: "-inf" or "-1e9" (see `attention.attention_stages`).
-        scale: divide the scores by sqrt(Dk).
-        params: "W_Q", "W_K", "W_V", "W_O" (shapes in the module doc); missing ones are drawn.
-        seed: seed for the missing weights.
         num_kv_heads: G, key/value heads, dividing H; None = H (multi-head), 1 = multi-query.
-        sinks, documents, prefix, chunk: the mask rules of `compute_attention` (`mask_spec`).
-        position: "none", "rope" (rotate each head's queries and keys; Dk even) or "alibi"
-            (head h adds `−m_h·|i − j|`, the paper's slopes for H heads).
-        rope_theta: RoPE's base θ.
+        key_padding_mask: bool `(S,)` or `(B, S)`, True = real token, False = padding.
+        params: "W_Q", "W_K", "W_V", "W_O" (shapes in the module doc); missing ones are drawn
+            from the `seed` setting.
+        settings: masks, scaling, positions and seed as one `AttentionSettings` (its `score`
+            must be "dot"; its `alibi_heads` and `alibi_head` are replaced: head h takes the
+            paper's slope for H heads); or None, to give them as keywords instead (not both).
+        **keywords: the fields of `AttentionSettings` by name but `score`, `alibi_heads` and
+            `alibi_head`, as in `compute_attention`: scale, causal, window, mask_value, seed,
+            sinks, documents, prefix, chunk, position ("rope" rotates each head's queries and
+            keys, Dk even; "alibi": head h adds `−m_h·|i − j|`) and rope_theta.
 
     Returns:
         A `MultiHeadResult`.
 
     Raises:
         ValueError: with what is wrong, what is allowed and what was received.
+        TypeError: for a keyword that is not one of the attention keywords above.
     """
     num_heads = check_heads(num_heads)
-    settings = AttentionSettings(
-        "dot", scale, causal, window, mask_value, seed, sinks, documents, prefix, chunk,
-        position, rope_theta, alibi_heads=num_heads,
-    )  # fmt: skip
+    settings = AttentionSettings.from_keywords(
+        settings,
+        keywords,
+        function="compute_multihead",
+        fixed={"score": "dot"},
+        derived={"alibi_heads": num_heads, "alibi_head": 0},
+    )
+    position, seed = settings.position, settings.seed
     num_kv_heads = check_kv_heads(num_kv_heads, num_heads)
-    q, k, v, batched = check_qkv(query, key, value, same_qk_width=False, max_features=None)
+    q, k, v, batched = check_qkv(query, key, value, same_qk_width=False)
     d_model = _check_model_width(q.shape, k.shape, v.shape, num_heads, d_k, d_v)
     d_k, d_v = _check_head_sizes(d_model, num_heads, d_k, d_v, num_kv_heads)
     _check_cells(q.shape[0], num_heads, q.shape[1], k.shape[1], d_k, d_v)
@@ -174,7 +177,7 @@ def compute_multihead(
         num_heads=num_heads,
         d_k=d_k,
         d_v=d_v,
-        scale_factor=1.0 / math.sqrt(d_k) if scale else 1.0,
+        scale_factor=1.0 / math.sqrt(d_k) if settings.scale else 1.0,
         num_kv_heads=num_kv_heads,
         kv_head_of=read_only(kv_head_of(num_heads, num_kv_heads)),
         position_bias=None if bias is None else read_only(bias),
@@ -308,18 +311,12 @@ def _divisors(n: int) -> list[int]:
 def _check_head_sizes(
     d_model: int, num_heads: int, d_k: Any, d_v: Any, num_kv_heads: int | None = None
 ) -> tuple[int, int]:
-    """Resolve Dk and Dv (default D // H, at most `MAX_FEATURES` per head) and keep each
-    weight within `MAX_ARRAY_CELLS` numbers."""
+    """Resolve Dk and Dv (any size; default D // H) and keep each weight within
+    `MAX_ARRAY_CELLS` numbers."""
     sizes = []
     for name, size in (("d_k", d_k), ("d_v", d_v)):
         if size is not None:
-            sizes.append(check_int(size, name, low=1, high=MAX_FEATURES))
-        elif d_model // num_heads > MAX_FEATURES:
-            raise ValueError(
-                f"`{name}` defaults to d_model / num_heads = {d_model} / {num_heads} = "
-                f"{d_model // num_heads} features per head; at most {MAX_FEATURES} are allowed. "
-                f"Give `{name}` (any size from 1 to {MAX_FEATURES}), or use more heads."
-            )
+            sizes.append(check_size(size, name, unit="features"))
         else:
             sizes.append(d_model // num_heads)
     g = num_heads if num_kv_heads is None else num_kv_heads
@@ -334,13 +331,8 @@ def _check_head_sizes(
 def _check_cells(batch: int, num_heads: int, t: int, s: int, d_k: int, d_v: int) -> None:
     """Keep the `(B, H, T, S)` weight tensors within `MAX_SCORE_CELLS` numbers and the heads
     `(B, H, T or S, Dk or Dv)` within `MAX_ARRAY_CELLS`."""
-    cells = batch * num_heads * t * s
-    if cells > MAX_SCORE_CELLS:
-        raise ValueError(
-            f"Too many attention cells: {batch} sequences × {num_heads} heads × {t} queries × "
-            f"{s} keys = {cells:,}; the limit is {MAX_SCORE_CELLS:,}. Use fewer heads or fewer "
-            "or shorter sequences."
-        )
+    sizes = {"sequence": batch, "head": num_heads, "query": t, "key": s}
+    check_score_cells(sizes, "Use fewer heads or fewer or shorter sequences.")
     hint = "Use fewer heads, fewer features per head or fewer or shorter sequences."
     shape = (batch, num_heads, max(t, s), max(d_k, d_v))
     check_array_cells(shape, "the heads (sequences × heads × tokens × features)", hint)

@@ -7,6 +7,7 @@ The float64 numpy reference in `reference.py` shares no code with attnviz.
 import concurrent.futures
 import dataclasses
 import math
+import re
 
 import keras
 import numpy as np
@@ -768,25 +769,8 @@ ERRORS = [
         r'`mask_value` must be one of "-inf", "-1e9"\. Received: \'-1e4\'\.',
     ),
     ("mask-value-float", {"mask_value": -1e9}, r"`mask_value` must be one of"),
-    ("negative-window", {"window": -1}, r"`window` must be from 0 to 4096\. Received: -1\."),
+    ("negative-window", {"window": -1}, r"`window` must be 0 or more\. Received: -1\."),
     ("non-int-window", {"window": 1.5}, r"`window` must be a whole number\. Received: 1\.5\."),
-    (
-        "too-many-queries",
-        {"query": np.zeros((4097, 2))},
-        r"`query` is too large: 4097 rows × 2 columns\. The limits are 4096 rows \(tokens\) "
-        r"and 1024 columns \(features\)\.",
-    ),
-    (
-        "too-many-keys",
-        {"key": np.zeros((4097, 2)), "value": np.zeros((4097, 1))},
-        r"`key` is too large: 4097 rows",
-    ),
-    (
-        "too-many-features",
-        {"query": np.zeros((1, 1025)), "key": np.zeros((3, 1025))},
-        r"`query` is too large: 1 rows × 1025 columns",
-    ),
-    ("too-many-value-features", {"value": np.zeros((3, 1025))}, r"`value` is too large"),
     (
         "too-large-batch",
         {
@@ -794,16 +778,18 @@ ERRORS = [
             "key": np.zeros((1025, 1, 1)),
             "value": np.zeros((1025, 1, 1)),
         },
-        r"The batch is too large: 1025 × 1 × 1 attention cells; the limits are 1024 sequences",
+        r"The batch is too large: 1,025 sequences; the limit is 1,024\. Use fewer sequences\.",
     ),
     (
-        "too-many-cells",
+        "too-many-cells",  # memory's limit, not a page's: 16,385² cells of float32 > 1 GiB
         {
-            "query": np.zeros((2, 4096, 1)),
-            "key": np.zeros((2, 4096, 1)),
-            "value": np.zeros((2, 4096, 1)),
+            "query": np.zeros((16385, 1)),
+            "key": np.zeros((16385, 1)),
+            "value": np.zeros((16385, 1)),
         },
-        r"The batch is too large: 2 × 4096 × 4096 attention cells.*16,777,216 cells",
+        r"^Too many attention cells: 1 sequence × 16,385 queries × 16,385 keys = 268,468,225; "
+        r"the limit is 268,435,456 \(the memory limit: each stage is one array of float32\)\. "
+        r"Use fewer or shorter sequences\.$",
     ),
     (
         "batch-mismatch",
@@ -881,14 +867,62 @@ def test_huge_params_are_rejected_or_give_finite_weights(query, w):
 
 
 def test_dot_scores_of_the_largest_allowed_inputs_stay_finite():
-    # compute_attention skips the overflow check for dot scores: |q·k| <= MAX_FEATURES *
-    # MAX_ABS_VALUE**2 ~ 1e33 < float32's 3.4e38. This pins that bound to the limits.
-    from attnviz.core.limits import MAX_ABS_VALUE, MAX_FEATURES
+    # compute_attention skips the overflow check for dot scores: |q·k| <= D * MAX_ABS_VALUE**2,
+    # and no row has more than MAX_ARRAY_CELLS features: 2.7e38 < float32's 3.4e38 (pinned in
+    # test_limits). Here 4096 features of the largest magnitude, past the pages' 1024.
+    from attnviz.core.limits import MAX_ABS_VALUE
 
-    big = np.full((2, MAX_FEATURES), MAX_ABS_VALUE)
+    big = np.full((2, 4096), MAX_ABS_VALUE)
     result = compute_attention(big, big, np.ones((2, 1)), scale=False)
     assert np.isfinite(result.scores).all()
-    assert result.raw_scores[0, 0] == pytest.approx(MAX_FEATURES * MAX_ABS_VALUE**2, rel=1e-5)
+    assert result.raw_scores[0, 0] == pytest.approx(4096 * MAX_ABS_VALUE**2, rel=1e-5)
+
+
+# --- real models' sizes: any number of tokens and features, up to memory ----------------------
+
+
+def _float64_attention(q, k, v, causal=False):
+    """Scaled dot-product attention in float64 numpy, the reference."""
+    scores = q @ k.T / np.sqrt(q.shape[1])  # (T, D) x (D, S) -> (T, S)
+    if causal:
+        scores = np.where(np.tri(*scores.shape, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights, weights @ v  # (T, S), (T, Dv)
+
+
+@pytest.mark.parametrize(("t", "s"), [(5000, 7), (7, 5000)], ids=["queries", "keys"])
+def test_more_tokens_than_a_page_takes_equal_float64_numpy(t, s):
+    # 5000 queries or keys: past the pages' 4096 (APP_MAX_TOKENS), far within memory
+    rng = np.random.default_rng(5)
+    q, k, v = rng.normal(size=(t, 2)), rng.normal(size=(s, 2)), rng.normal(size=(s, 3))
+    result = compute_attention(q, k, v, causal=True)
+    weights, output = _float64_attention(q, k, v, causal=True)
+    assert result.weights.shape == (t, s)
+    np.testing.assert_allclose(result.weights, weights, atol=1e-6)
+    np.testing.assert_allclose(result.output, output, atol=1e-5)
+
+
+def test_more_features_than_a_page_takes_equal_float64_numpy():
+    rng = np.random.default_rng(6)
+    q, k, v = (rng.normal(size=(3, 2048)) for _ in range(3))  # 2048 > the pages' 1024
+    result = compute_attention(q, k, v)
+    weights, output = _float64_attention(q, k, v)
+    np.testing.assert_allclose(result.weights, weights, atol=1e-5)
+    np.testing.assert_allclose(result.output, output, atol=1e-4)
+    assert result.d_k == 2048 and result.scale_factor == pytest.approx(2048**-0.5)
+
+
+def test_an_input_too_large_for_memory_is_named_before_anything_is_allocated():
+    from attnviz.core.attention import _check_shapes
+
+    wide = (1, 2, 2**28 + 1)  # one row more than 1 GiB of float32 holds
+    with pytest.raises(ValueError, match=re.escape(
+        "Too large to hold in memory: `query` (sequences × tokens × features) would have 1 × 2 × "
+        "268,435,457 = 536,870,914 numbers; the limit is 268,435,456 per array (1 GiB of "
+        "float32). Use fewer or shorter sequences, or fewer features."
+    )):  # fmt: skip
+        _check_shapes(wide, (1, 2, 2**28 + 1), (1, 2, 1), same_qk_width=True)
 
 
 # --- the compiled dot-product path --------------------------------------------------------------
@@ -969,3 +1003,36 @@ def test_threads_scoring_with_different_weights_get_their_own_results():
         together = list(pool.map(run, range(len(problems) * 4)))
     for i, output in enumerate(together):
         np.testing.assert_array_equal(output, alone[i % len(problems)])
+
+
+# --- settings= or the keywords (AttentionSettings declares them once) -------------------------
+
+
+def test_a_settings_object_gives_what_its_keywords_give():
+    from attnviz.core.settings import AttentionSettings
+
+    rules = {"score": "general", "scale": False, "causal": True, "window": 1, "seed": 3}
+    by_keywords = compute_attention(LAB_Q, LAB_K, LAB_V, **rules)
+    settings = AttentionSettings(**rules)
+    by_settings = compute_attention(LAB_Q, LAB_K, LAB_V, settings=settings)
+    np.testing.assert_array_equal(by_settings.weights, by_keywords.weights)
+    assert by_settings.settings is settings and by_keywords.settings == settings
+
+
+def test_settings_and_keywords_together_are_refused():
+    from attnviz.core.settings import AttentionSettings
+
+    with pytest.raises(ValueError, match=re.escape(
+        "`compute_attention` takes `settings=` or the attention keywords, not both. Received "
+        "`settings` and `causal`."
+    )):  # fmt: skip
+        compute_attention(LAB_Q, LAB_K, LAB_V, settings=AttentionSettings(), causal=True)
+
+
+def test_an_unknown_keyword_names_every_attention_keyword():
+    with pytest.raises(TypeError, match=re.escape(
+        "`compute_attention` got an unknown keyword `casual`. Its attention keywords are: "
+        "score, scale, causal, window, mask_value, seed, sinks, documents, prefix, chunk, "
+        "position, rope_theta, alibi_heads, alibi_head (the fields of AttentionSettings"
+    )):  # fmt: skip
+        compute_attention(LAB_Q, LAB_K, LAB_V, casual=True)

@@ -130,11 +130,11 @@ ERRORS = {
               r"must all be 2-D \(one head: tokens × features\) or all 3-D"),
     "sinks-beyond": ((Q, K, V), {"sinks": 10}, r"`sinks` asks for 10 sink tokens, but the "
                      r"sequence has only 9 keys"),
-    "chunk-0": ((Q, K, V), {"chunk": 0}, r"`chunk` must be from 1 to 4096"),
-    "too-many-cells": ((np.ones((2048, 91, 1)), np.ones((1, 91, 1)), np.ones((1, 91, 1))), {},
-                       r"Too large to decode: 2048 heads × 91 tokens × 1 features\. The limits are "
-                       r"4096 tokens, 1024 features per head and 16,777,216 cells \(heads × tokens "
-                       r"× tokens\), any number of heads within them\."),
+    "chunk-0": ((Q, K, V), {"chunk": 0}, r"`chunk` must be 1 or more"),
+    "too-many-cells": ((np.ones((32768, 91, 1)), np.ones((1, 91, 1)), np.ones((1, 91, 1))), {},
+                       r"Too many attention cells: 32,768 heads × 91 tokens × 91 cached tokens = "
+                       r"271,351,808; the limit is 268,435,456 \(the memory limit: each stage is "
+                       r"one array of float32\)\. Decode fewer heads or fewer tokens\."),
     "theta": ((Q, K, V), {"position": "rope", "rope_theta": -1}, r"`rope_theta` \(the RoPE base"),
 }  # fmt: skip
 
@@ -181,3 +181,64 @@ def test_random_sequences_decode_to_causal_multihead_rows(sequence):
         )
         np.testing.assert_allclose(decoded.weights[h], full.weights, **TOL)
         np.testing.assert_allclose(decoded.outputs[h], full.output, rtol=1e-5, atol=1e-6)
+
+
+# --- settings= or the keywords; real models' sizes ---------------------------------------------
+
+
+def test_a_settings_object_gives_what_its_keywords_give():
+    from attnviz.core.settings import AttentionSettings
+
+    rules = {"window": 2, "sinks": 1, "position": "rope", "rope_theta": 20.0}
+    by_keywords = decode_with_cache(Q, K, V, **rules)
+    decoding = AttentionSettings(causal=True, **rules)
+    by_settings = decode_with_cache(Q, K, V, settings=decoding)
+    np.testing.assert_array_equal(by_settings.weights, by_keywords.weights)
+    assert by_settings.settings == by_keywords.settings == decoding
+    # an explorer's settings: its mask value and seed do not change decoding (replaced)
+    other = AttentionSettings(causal=True, mask_value="-1e9", seed=4, **rules)
+    np.testing.assert_array_equal(decode_with_cache(Q, K, V, settings=other).weights,
+                                  by_keywords.weights)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"causal": False}, r"`decode_with_cache` computes with causal=True only: "
+         r"`settings.causal` must be True\. Received: False\. Use "
+         r"dataclasses.replace\(settings, causal=True\)\."),
+        ({"causal": True, "prefix": 2}, r"computes with prefix=None only"),
+        ({"causal": True, "score": "concat"}, r"computes with score='dot' only"),
+    ],
+    ids=["not-causal", "prefix", "concat"],
+)  # fmt: skip
+def test_settings_decoding_cannot_follow_are_refused(settings, message):
+    from attnviz.core.settings import AttentionSettings
+
+    with pytest.raises(ValueError, match=message):
+        decode_with_cache(Q, K, V, settings=AttentionSettings(**settings))
+
+
+def test_keywords_decoding_sets_itself_are_unknown_and_named():
+    with pytest.raises(TypeError, match=r"`decode_with_cache` got an unknown keyword `causal`\. "
+                       r"Its attention keywords are: scale, window, sinks, documents, chunk, "
+                       r"position, rope_theta, alibi_heads, alibi_head; it sets causal=True "
+                       r"itself"):  # fmt: skip
+        decode_with_cache(Q, K, V, causal=True)
+
+
+def test_more_tokens_and_features_than_a_page_takes():
+    rng = np.random.default_rng(9)
+    q, k, v = (rng.normal(size=(4100, 1)) for _ in range(3))
+    decoded = decode_with_cache(q, k, v, window=3)  # 4100 tokens: past a page's 4096
+    for t in (4096, 4099):  # row t sees keys t - 3 … t, in float64 numpy
+        seen = slice(t - 3, t + 1)
+        scores = (k[seen] @ q[t]) / 1.0  # (4, 1) x (1,) -> (4,); sqrt(Dk) = 1
+        weights = np.exp(scores - scores.max()) / np.exp(scores - scores.max()).sum()
+        np.testing.assert_allclose(decoded.weights[0, t, seen], weights, rtol=1e-5)
+        np.testing.assert_allclose(decoded.outputs[0, t], weights @ v[seen], rtol=1e-5, atol=1e-6)
+        assert decoded.weights[0, t, : t - 3].sum() == 0
+    assert decoded.cache_rows[-1] == 4100
+    wide = [rng.normal(size=(3, 2048)) for _ in range(3)]  # 2048 features: past a page's 1024
+    full = compute_attention(*wide, causal=True)
+    np.testing.assert_allclose(decode_with_cache(*wide).weights[0], full.weights, atol=1e-6)

@@ -153,8 +153,8 @@ def test_check_window_accepts_none_and_whole_numbers(window, expected):
 @pytest.mark.parametrize(
     ("window", "match"),
     [
-        (-1, r"`window` must be from 0 to 4096\. Received: -1\."),
-        (4097, r"`window` must be from 0 to 4096\. Received: 4097\."),
+        (-1, r"`window` must be 0 or more\. Received: -1\."),
+        (2**28 + 1, r"`window` is too large to hold in memory: .* Received: 268,435,457\."),
         (1.5, r"`window` must be a whole number\. Received: 1\.5\."),
         (True, r"`window` must be a whole number\. Received: True\."),
         ("2", r"`window` must be a whole number\. Received: '2'\."),
@@ -242,7 +242,7 @@ def test_causal_chunks_are_separate_causal_sequences():
     [
         ({"sinks": 7}, r"`sinks` asks for 7 sink tokens, but the sequence has only 6 keys"),
         ({"prefix": 8}, r"`prefix` asks for 8 prefix tokens, but the sequence has only 6 keys"),
-        ({"chunk": 0}, r"`chunk` must be from 1 to 4096: a chunk holds at least one token"),
+        ({"chunk": 0}, r"`chunk` must be 1 or more: a chunk holds at least one token"),
         ({"documents": (2, 2)}, r"add up to 4, but they must cover the 6 keys exactly"),
     ],
     ids=["sinks", "prefix", "chunk", "documents"],

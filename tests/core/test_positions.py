@@ -145,12 +145,14 @@ def test_alibi_heads_stop_only_at_the_memory_limit():
     )  # fmt: skip
     assert result.alibi_slope == pytest.approx(_paper_slopes(64)[63], rel=1e-13)
     with pytest.raises(ValueError, match=r"`num_heads` is too large: every head scores at least "
-                       r"one attention cell and the limit is 16,777,216 cells \(the memory the "
-                       r"weights take\)\. Received: 16,777,217\. Use fewer heads\."):  # fmt: skip
-        alibi_slopes(2**24 + 1)
-    with pytest.raises(ValueError, match=r"Too many bias cells: 128 heads × 512 queries × 512 "
-                       r"keys = 33,554,432; the limit is 16,777,216\."):  # fmt: skip
-        alibi_bias(128, 512, 512)
+                       r"one attention cell and the limit is 268,435,456 cells \(the memory the "
+                       r"weights take\)\. Received: 268,435,457\. Use fewer heads\."):  # fmt: skip
+        alibi_slopes(2**28 + 1)
+    with pytest.raises(ValueError, match=r"Too many attention cells: 128 heads × 2,048 queries × "
+                       r"1,025 keys = 268,697,600; the limit is 268,435,456 \(the memory limit"
+                       r"[^)]*\)\. Use fewer heads or positions\."):  # fmt: skip
+        alibi_bias(128, 2048, 1025)  # refused before any bias is built
+    assert alibi_bias(2, 5000, 3).shape == (2, 5000, 3)  # more positions than a page takes
 
 
 @pytest.mark.parametrize("heads", [*range(1, 17), 32, 40, 64, 128])

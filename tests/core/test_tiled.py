@@ -139,9 +139,9 @@ def test_steps_run_query_tile_by_query_tile_and_memory_is_counted():
 
 
 ERRORS = {
-    "key-tile-0": ({"key_tile": 0}, r"`key_tile` must be from 1 to 4096: a tile holds at least one "
+    "key-tile-0": ({"key_tile": 0}, r"`key_tile` must be 1 or more: a tile holds at least one "
                    r"row\. Received: 0\."),
-    "query-tile-0": ({"key_tile": 2, "query_tile": 0}, r"`query_tile` must be from 1 to 4096"),
+    "query-tile-0": ({"key_tile": 2, "query_tile": 0}, r"`query_tile` must be 1 or more"),
     "key-tile-text": ({"key_tile": "8"}, r"`key_tile` must be a whole number\. Received: '8'\."),
     "sinks-beyond": ({"key_tile": 2, "sinks": 10}, r"`sinks` asks for 10 sink tokens"),
     "rope-odd": ({"key_tile": 2, "position": "rope"}, r"rotates query and key features in pairs: "
@@ -197,3 +197,42 @@ def test_random_problems_tile_to_the_plain_numbers(problem):
     np.testing.assert_array_equal(tiled.mask, plain.mask)
     np.testing.assert_allclose(tiled.weights, plain.weights, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(tiled.output, plain.output, rtol=1e-6, atol=1e-6)
+
+
+# --- settings= or the keywords; real models' sizes ---------------------------------------------
+
+
+def test_a_settings_object_gives_what_its_keywords_give():
+    from attnviz.core.settings import AttentionSettings
+
+    rules = {"causal": True, "window": 2, "sinks": 1, "position": "alibi", "alibi_head": 3}
+    by_keywords = tiled_attention(Q, K, V, key_tile=3, **rules)
+    by_settings = tiled_attention(Q, K, V, key_tile=3, settings=AttentionSettings(**rules))
+    np.testing.assert_array_equal(by_settings.weights, by_keywords.weights)
+    assert by_settings.settings == by_keywords.settings == AttentionSettings(**rules)
+    with pytest.raises(ValueError, match=r"takes `settings=` or the attention keywords, not both"):
+        tiled_attention(Q, K, V, key_tile=3, settings=AttentionSettings(), causal=True)
+    with pytest.raises(ValueError, match=r"`tiled_attention` computes with score='dot' only"):
+        tiled_attention(Q, K, V, key_tile=3, settings=AttentionSettings(score="general"))
+    with pytest.raises(TypeError, match=r"unknown keyword `score`\..*it sets score='dot'"):
+        tiled_attention(Q, K, V, key_tile=3, score="dot")
+
+
+@pytest.mark.parametrize(("t", "s", "d"), [(3, 5000, 2), (3, 4, 2048)], ids=["keys", "features"])
+def test_more_tokens_and_features_than_a_page_takes(t, s, d):
+    rng = np.random.default_rng(8)
+    q, k, v = rng.normal(size=(t, d)), rng.normal(size=(s, d)), rng.normal(size=(s, 2))
+    tiled = tiled_attention(q, k, v, key_tile=-(-s // 2), causal=True)  # two key tiles
+    plain = compute_attention(q, k, v, causal=True)
+    np.testing.assert_allclose(tiled.weights, plain.weights, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(tiled.output, plain.output, rtol=1e-5, atol=1e-5)
+    assert tiled.num_key_tiles == 2
+
+
+def test_what_the_steps_record_stops_at_the_memory_limit():
+    # 4096 steps each keeping a 4096-query tile's (Tq, Dv) running output: 2**34 numbers
+    q, k = np.ones((4096, 1)), np.ones((4096, 1))
+    with pytest.raises(ValueError, match=r"Too large to record: 4,096 steps of 4096 queries × 1 "
+                       r"keys \(and 8 value features\) would keep .* numbers; the limit is "
+                       r"268,435,456 \(1 GiB of float32\)\."):  # fmt: skip
+        tiled_attention(q, k, np.ones((4096, 8)), key_tile=1)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from attnviz.drawing.curves import ACCURACY_SERIES, training_curves
-from attnviz.drawing.figures import FONT_SIZE
+from attnviz.drawing.theme import FONT_SIZE
 
 ROOT = Path(__file__).parents[2]
 NAN = math.nan

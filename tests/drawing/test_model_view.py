@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 import pytest
 from app_support import grid_blocks
 
-from attnviz.drawing import figures
-from attnviz.drawing.model_view import head_map, model_view
+from attnviz.drawing.model_view import head_map, inspection_view, model_view
+from attnviz.drawing.theme import WEIGHTS_COLORSCALE
 
 ROOT = Path(__file__).parents[2]
 RNG = np.random.default_rng(8)
@@ -61,7 +61,7 @@ def test_one_shared_colour_scale_from_0_to_1(cross):
     _, fig = cross
     axis = fig.layout.coloraxis
     assert (axis.cmin, axis.cmax) == (0.0, 1.0)
-    assert [list(step) for step in axis.colorscale] == figures.WEIGHTS_COLORSCALE
+    assert [list(step) for step in axis.colorscale] == WEIGHTS_COLORSCALE
     assert all(t.showscale is None and t.colorbar.title.text is None for t in _value_traces(fig))
 
 
@@ -227,3 +227,25 @@ def test_grid_width_sets_the_cell_size():
     assert narrow.layout.width < wide.layout.width
     with pytest.raises(ValueError, match="grid_width"):
         model_view(weights, grid_width=0)
+
+
+def test_any_model_s_attention_calls_draw_with_their_tokens_and_no_check():
+    # the one trace type: a run that is not `inspect`'s (no layer check) draws its calls by
+    # their keys, labelled by their own tokens, grey where their mask blocked
+    from attnviz.heads.calls import AttentionCall, AttentionCalls, frozen_labels
+
+    tokens = frozen_labels([["<s>", "a", "b"]])
+    tri = np.tri(3, dtype=bool)
+    weights = (tri / tri.sum(axis=-1, keepdims=True))[None, None].repeat(2, axis=1)  # (1, 2, 3, 3)
+    calls = AttentionCalls(tuple(
+        AttentionCall(key=f"block_{i}/attention", kind="self", way="causal", layer=i,
+                      weights=weights.astype(np.float32), mask=tri[None], row_labels=tokens,
+                      col_labels=tokens)
+        for i in range(2)
+    ))  # fmt: skip
+    drawn = inspection_view(calls, kind="causal")
+    expected = model_view(
+        np.stack([weights[0]] * 2), ["<s>", "a", "b"], ["<s>", "a", "b"], blocked=~tri,
+        titles=["block_0/attention", "block_1/attention"], title="causal attention",
+    )  # fmt: skip
+    assert drawn.to_plotly_json() == expected.to_plotly_json()

@@ -11,6 +11,7 @@ from attnviz.drawing.stages import (
     SequenceView,
     cell_text,
     formula_tex,
+    heatmaps_figures,
     stage_figures,
     stage_tex,
     stage_texts,
@@ -42,6 +43,22 @@ def test_six_stages_in_order_with_their_titles_and_values():
     weights = np.nan_to_num(np.asarray(figs["weights"].data[0].z, dtype=float))
     np.testing.assert_allclose(weights, [[1, 0], [0.150325, 0.849675]], atol=1e-6)
     assert stage_figures(_view(scale=False))["scaled scores"].layout.title.text.endswith("× 1)")
+
+
+def test_heatmaps_figures_bundle_the_stages_rules_and_focus_row():
+    view = _view(causal=True, position="alibi")
+    rule = np.array([[True, False], [True, True]])
+    figures = heatmaps_figures(view, rules={"causal": rule}, focus=1)
+    scores, bias, rest = (list(group) for group in figures.groups)
+    assert scores == ["raw scores", "scaled scores"] and bias == ["position bias"]
+    assert rest == ["mask", "masked scores", "weights", "output"]
+    assert figures.caption == "Each stage of softmax(score(Q, K)/√Dk + B + M)·V, in order."
+    assert figures.rules["causal"].layout.title.text == "Causal"
+    np.testing.assert_array_equal(figures.rules["causal"].data[0].z, [[1, np.nan], [1, 1]])
+    np.testing.assert_allclose(figures.focus.data[0].y, view.result.weights[1])
+    plain = heatmaps_figures(_view())
+    assert plain.rules == {} and plain.focus is None and plain.groups[1] == {}
+    assert plain.caption == "No key is masked here: every query may attend every key."
 
 
 def test_cell_text_shows_each_step_of_one_weight():

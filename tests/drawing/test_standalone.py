@@ -18,7 +18,7 @@ import pytest
 from plotly.offline import get_plotlyjs
 
 import attnviz
-from attnviz.drawing import figures
+from attnviz.drawing.heatmap import heatmap as draw_heatmap
 from attnviz.drawing.model_view import model_view
 from attnviz.drawing.standalone import (
     BROWSER_ENV,
@@ -55,7 +55,7 @@ def _outside_plotly(page: str) -> str:
 
 @pytest.fixture(scope="module")
 def heatmap():
-    return figures.heatmap(
+    return draw_heatmap(
         np.array([[0.25, 0.75], [0.5, 0.5]]), row_labels=["the", HOSTILE], col_labels=["a", "b"],
         kind="weights", title="Attention weights",
     )  # fmt: skip

@@ -21,9 +21,9 @@ from inspection_support import inspected
 
 from attnviz.core.masks import build_mask
 from attnviz.drawing.model_view import inspection_view
-from attnviz.heads import InspectionWarning, inspect
+from attnviz.heads import AttentionCalls, InspectionWarning, inspect
 from attnviz.heads.layouts import ProductAxes, Roles
-from attnviz.transformer.decoder import DecoderConfig, build_decoder
+from attnviz.transformer.decoder import DecoderConfig, build_decoder, run_decoder
 
 RNG = np.random.default_rng(21)
 KERAS_SETS = {"_return_attention_scores", "_called", "_parent_path"}  # Keras sets these in calls
@@ -211,6 +211,15 @@ def test_attnviz_decoder_self_and_cross_attention():
         "decoder_layer_1/cross_attention",
     )
     assert [c.kind for c in result.calls] == ["self", "cross", "self", "cross"]
+    assert [c.layer for c in result.calls] == [0, 0, 1, 1]  # the n-th call of its kind
+    # one trace type: the seeded decoder's own run gives the same calls, keys and weights
+    sizes.pop("sequence_length")
+    ran = run_decoder(tokens, memory, target_padding_mask=target_pad,
+                      source_padding_mask=cross_mask[:, 0], **sizes).attention  # fmt: skip
+    assert isinstance(result, AttentionCalls) and ran.keys() == result.keys()
+    for call, again in zip(result.calls, ran.calls, strict=True):
+        assert (call.kind, call.layer, call.way) == (again.kind, again.layer, None)
+        np.testing.assert_allclose(call.weights, again.weights, atol=1e-6)
     own = [own_self[0], own_cross[0], own_self[1], own_cross[1]]
     for call, weights in zip(result.calls, own, strict=True):  # the layers' explicit softmax
         np.testing.assert_array_equal(call.weights, np.asarray(weights))

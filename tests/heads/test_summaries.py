@@ -158,14 +158,14 @@ def test_bad_sort_arguments_are_rejected():
 
 
 def test_induction_score_is_the_language_models_on_one_text():
-    from attnviz.learn.lm_metrics import induction_scores
+    from attnviz.learn.language.metrics import induction_scores
 
     rng = np.random.default_rng(3)
     tokens = [0, 5, 6, 7, 5, 6, 7, 2]  # <s> then a run written twice, then a new token
     w = np.tril(rng.random((2, 3, 8, 8)))  # (L, H, T, T), causal
     w /= w.sum(-1, keepdims=True)
     summaries = head_summaries(w, tokens=tokens)
-    expected = induction_scores(w[None], np.array([tokens]))  # (L, H), lm_metrics' own
+    expected = induction_scores(w[None], np.array([tokens]))  # (L, H), language.metrics' own
     got = summary_table(summaries, "induction")
     np.testing.assert_allclose(got, expected)
     # by hand: rows 4, 5, 6 (the second run) have targets 2, 3, 4

@@ -46,6 +46,18 @@ def test_a_alone_when_not_comparing():
     assert attended.other is None and attended.other_result is None
 
 
+def test_a_pages_cell_limit_is_checked_before_computing():
+    # the explorer passes limits.APP_SCORE_CELLS; 4 queries × 5 keys is 20 cells
+    with pytest.raises(ValueError, match=r"^Too many attention cells: 1 sequence × 4 queries × 5 "
+                       r"keys = 20; the limit is 19 \(this page's\)\. Use fewer or shorter "
+                       r"sequences here, or compute_attention in Python\.$"):  # fmt: skip
+        attend(_problem(), AttentionSettings(), False, max_cells=19)
+    assert attend(_problem(), AttentionSettings(), False, max_cells=20).result.weights.shape == (
+        4,
+        5,
+    )
+
+
 def test_padding_is_used_only_when_asked_and_some_key_is_padding():
     assert attend(_problem(), AttentionSettings(), False).padding_used is False
     assert attend(_problem(padding=None), AttentionSettings(), True).padding_used is False

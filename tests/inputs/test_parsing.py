@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from attnviz.core.limits import MAX_FEATURES, MAX_TEXT_CHARS, MAX_TOKENS, MAX_UPLOAD_BYTES
+from attnviz.core.limits import (
+    APP_MAX_FEATURES,
+    APP_MAX_TOKENS,
+    MAX_TEXT_CHARS,
+    MAX_UPLOAD_BYTES,
+)
 from attnviz.inputs.parsing import (
     ALLOWED_EXTENSIONS,
     load_matrix,
@@ -164,11 +169,21 @@ def test_parse_functions_agree_with_load_matrix():
     assert_parsed(parse_matrix_text("1 2\n3 4"), M12_34)
 
 
+PAGE = (APP_MAX_TOKENS, APP_MAX_FEATURES)  # the Matrices page's own limits, which it passes
+
+
 def test_sizes_at_the_limits_are_accepted():
-    assert parse_matrix_text("1\n" * MAX_TOKENS).shape == (MAX_TOKENS, 1)
-    assert parse_matrix_text("1 " * MAX_FEATURES).shape == (1, MAX_FEATURES)
+    assert parse_matrix_text("1\n" * APP_MAX_TOKENS, max_shape=PAGE).shape == (APP_MAX_TOKENS, 1)
+    assert parse_matrix_text("1 " * APP_MAX_FEATURES, max_shape=PAGE).shape == (1, APP_MAX_FEATURES)
     text = "1" + " " * (MAX_TEXT_CHARS - 1)
     assert parse_matrix_text(text).shape == (1, 1)
+
+
+def test_without_a_pages_limits_any_size_the_text_holds_is_read():
+    # the library caps nothing but the text and upload sizes: more rows and columns than a page
+    assert parse_matrix_text("1\n" * 5000).shape == (5000, 1)
+    assert parse_json_text("[" + "1, " * 2047 + "1]").shape == (1, 2048)
+    assert load_matrix(npy_bytes(np.zeros((3, 5000, 2))), "q.npy").shape == (3, 5000, 2)
 
 
 def test_uploaded_text_may_be_longer_than_the_text_box_limit():
@@ -438,23 +453,37 @@ BAD_INPUTS = [
     ),
     (
         "too-many-rows",
-        lambda: parse_matrix_text("1\n" * (MAX_TOKENS + 1), name="Q"),
-        rf"^`Q` has {MAX_TOKENS + 1:,} rows; at most {MAX_TOKENS:,} are allowed",
+        lambda: parse_matrix_text("1\n" * (APP_MAX_TOKENS + 1), name="Q", max_shape=PAGE),
+        rf"^`Q` has {APP_MAX_TOKENS + 1:,} rows; at most {APP_MAX_TOKENS:,} are allowed",
     ),
     (
         "too-many-columns",
-        lambda: parse_matrix_text("1 " * (MAX_FEATURES + 1), name="Q"),
-        rf"^`Q` has {MAX_FEATURES + 1:,} columns; at most {MAX_FEATURES:,} are allowed",
+        lambda: parse_matrix_text("1 " * (APP_MAX_FEATURES + 1), name="Q", max_shape=PAGE),
+        rf"^`Q` has {APP_MAX_FEATURES + 1:,} columns; at most {APP_MAX_FEATURES:,} are allowed",
     ),
     (
         "npy-too-many-rows",
-        lambda: parse_npy_bytes(npy_bytes(np.zeros((MAX_TOKENS + 1, 1))), name="Q"),
-        rf"`Q` has {MAX_TOKENS + 1:,} rows",
+        lambda: parse_npy_bytes(
+            npy_bytes(np.zeros((APP_MAX_TOKENS + 1, 1))), name="Q", max_shape=PAGE
+        ),
+        rf"`Q` has {APP_MAX_TOKENS + 1:,} rows",
     ),
     (
         "npy-1d-too-long",
-        lambda: parse_npy_bytes(npy_bytes(np.zeros(MAX_FEATURES + 1)), name="Q"),
-        rf"`Q` has {MAX_FEATURES + 1:,} columns",
+        lambda: parse_npy_bytes(
+            npy_bytes(np.zeros(APP_MAX_FEATURES + 1)), name="Q", max_shape=PAGE
+        ),
+        rf"`Q` has {APP_MAX_FEATURES + 1:,} columns",
+    ),
+    (
+        "upload-too-many-rows",  # load_matrix passes the page's limits to every reader
+        lambda: load_matrix(b"1\n" * (APP_MAX_TOKENS + 1), "q.csv", name="Q", max_shape=PAGE),
+        rf"^`Q` has {APP_MAX_TOKENS + 1:,} rows; at most {APP_MAX_TOKENS:,} are allowed",
+    ),
+    (
+        "json-too-many-columns",
+        lambda: parse_json_text(str([1] * (APP_MAX_FEATURES + 1)), name="Q", max_shape=PAGE),
+        rf"^`Q` has {APP_MAX_FEATURES + 1:,} columns",
     ),
     (
         "npy-batch-too-large",

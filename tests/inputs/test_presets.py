@@ -83,6 +83,18 @@ def test_random_spec_rejects_oversized_batches():
         RandomSpec(batch=1024, queries=4096, keys=4096)
 
 
+def test_random_spec_takes_a_pages_cell_limit_without_keeping_it():
+    with pytest.raises(ValueError, match=r"^The random batch is too large: 2 × 3 × 4 attention "
+                       r"cells; the limit is 23\. Draw fewer or shorter sequences\.$"):  # fmt: skip
+        RandomSpec(batch=2, queries=3, keys=4, max_cells=23)
+    spec = RandomSpec(batch=2, queries=3, keys=4, max_cells=24)
+    assert spec == RandomSpec(batch=2, queries=3, keys=4)  # the limit is no field
+    assert RandomSpec(queries=5000, d_k=2048).queries == 5000  # within memory: past a page's
+    with pytest.raises(ValueError, match=r"`Q` \(sequences × rows × columns\) would have 1 × "
+                       r"16,384 × 16,385 = 268,451,840 numbers"):  # fmt: skip
+        RandomSpec(queries=16384, keys=1, d_k=16385)
+
+
 # --- the presets of today's attention: each shows why its rule or position scheme exists ---------
 
 

@@ -58,8 +58,11 @@ def test_alibi_shows_one_straight_penalty_per_head():
         ({"content": [1, 2]}, r"`content` must be one token of 4 features \(d_model\)\. Received "
          r"shape \(2,\)\."),
         ({"position": "alibi", "num_heads": 0}, r"`num_heads` must be 1 or more\. Received: 0"),
+        ({"position": "alibi", "num_heads": 2, "length": 12000},
+         r"^Too many attention cells: 2 heads × 12,000 queries × 12,000 keys = 288,000,000; the "
+         r"limit is 268,435,456"),
     ],
-    ids=["unknown", "rope-odd", "content", "heads"],
+    ids=["unknown", "rope-odd", "content", "heads", "past-memory"],
 )  # fmt: skip
 def test_bad_probe_values_are_explained(kwargs, match):
     args = {"length": 3, "d_model": 4, "position": "none", **kwargs}
@@ -72,3 +75,9 @@ def test_by_offset_reads_each_diagonal_from_minus_t_plus_one():
     for offset in range(-4, 5):  # i − j
         diagonal = np.diagonal(probe.scores, -offset, axis1=1, axis2=2)  # (H, 5 − |offset|)
         np.testing.assert_array_equal(probe.by_offset[:, offset + 4], diagonal[:, 0])
+
+
+def test_more_features_than_a_page_takes():
+    # tokens stop only at memory ("past-memory" above); features too: 2048, past a page's 1024
+    wide = position_probe(2, 2048, "none")
+    np.testing.assert_allclose(wide.scores, np.sqrt(2048))  # 2048 ones · 2048 ones / sqrt(2048)

@@ -265,7 +265,7 @@ def test_result_arrays_are_read_only():
         encoded.params["W_Q"][0, 0] = 1.0
 
 
-TOO_MANY_CELLS = (["a"] * 2, {"d_model": 1024, "pad_to": 4096})
+TOO_MANY_CELLS = (["a"] * 2, {"d_model": 1024, "pad_to": 4096, "max_cells": 2**22})  # a page's
 
 ERROR_CASES = [
     pytest.param(lambda: tokenize(5), "The sentence must be text", id="not_text"),
@@ -278,7 +278,9 @@ ERROR_CASES = [
         id="only_invisible",
     ),
     pytest.param(
-        lambda: tokenize("a " * 4097), "4097 tokens; at most 4096 are allowed", id="too_many_tokens"
+        lambda: encode_sentences(["a", "a " * 4097], max_tokens=4096),  # as a page passes it
+        "Sentence 2 has 4097 tokens; at most 4096 are allowed",
+        id="too_many_tokens",
     ),
     pytest.param(
         lambda: encode_sentences(["ok", "\u200b"]),
@@ -303,11 +305,13 @@ ERROR_CASES = [
     pytest.param(lambda: encode_sentences(b"hi"), "`sentences` must be a str", id="bytes"),
     pytest.param(
         lambda: encode_sentences("a", d_model=0),
-        "`d_model` must be from 1 to 1024. Received: 0",
+        "`d_model` must be 1 or more. Received: 0",
         id="d_model_zero",
     ),
     pytest.param(
-        lambda: encode_sentences("a", d_k=2000), "`d_k` must be from 1 to 1024", id="d_k_big"
+        lambda: encode_sentences("a", d_k=2**28 + 1),
+        "`d_k` is too large to hold in memory",
+        id="d_k_big",
     ),
     pytest.param(
         lambda: encode_sentences("a", d_v=2.5), "`d_v` must be a whole number", id="d_v_float"
@@ -328,8 +332,8 @@ ERROR_CASES = [
         id="pad_to_short",
     ),
     pytest.param(
-        lambda: encode_sentences("a", pad_to=5000),
-        "`pad_to` must be from 1 to 4096",
+        lambda: encode_sentences("a", pad_to=2**28 + 1),
+        "`pad_to` is too large to hold in memory",
         id="pad_to_big",
     ),
     pytest.param(
@@ -337,13 +341,17 @@ ERROR_CASES = [
         "2 sentences × 4096 tokens × 1024 features",
         id="too_many_cells",
     ),
+    pytest.param(
+        lambda: encode_sentences("a", d_model=2**15, d_k=1, pad_to=2**14),  # checked before padding
+        "1 sentences × 16384 tokens × 32768 features = 536870912 numbers per array; at most "
+        "268435456 are allowed",
+        id="past_memory",
+    ),
     pytest.param(lambda: token_embedding(3, 4), "`token` must be text", id="token_not_text"),
     pytest.param(
-        lambda: token_embedding("a", 0), "`d_model` must be from 1 to 1024", id="embedding_d_model"
+        lambda: token_embedding("a", 0), "`d_model` must be 1 or more", id="embedding_d_model"
     ),
-    pytest.param(
-        lambda: positional_encoding(0, 4), "`length` must be from 1 to 4096", id="pe_length"
-    ),
+    pytest.param(lambda: positional_encoding(0, 4), "`length` must be 1 or more", id="pe_length"),
     pytest.param(
         lambda: projection_weights(4, 2, 2, True),
         "`seed` must be a whole number",
@@ -364,8 +372,17 @@ def test_errors(call, message):
 
 
 def test_limits_are_the_shared_ones():
-    assert limits.MAX_SENTENCE_CHARS == 20_000 and limits.MAX_TOKENS == 4096
-    assert limits.MAX_SENTENCES == 64 and limits.MAX_FEATURES == 1024
+    assert limits.MAX_SENTENCE_CHARS == 20_000 and limits.APP_MAX_TOKENS == 4096
+    assert limits.MAX_SENTENCES == 64 and limits.APP_MAX_FEATURES == 1024
+
+
+def test_without_a_pages_limits_sentences_take_any_number_of_tokens_and_features():
+    assert len(tokenize("a " * 5000)) == 5000  # more than a page's 4096
+    encoded = encode_sentences(["a " * 5000, "b"], d_model=2, d_k=2)
+    assert encoded.query.shape == (2, 5000, 2) and encoded.lengths.tolist() == [5000, 1]
+    wide = encode_sentences("a b", d_model=4, d_k=2048)  # 2048 > a page's 1024
+    assert wide.query.shape == (1, 2, 2048) and wide.params["W_Q"].shape == (4, 2048)
+    assert positional_encoding(5000, 2).shape == (5000, 2)
 
 
 any_text = st.text(st.characters(exclude_categories=()), max_size=30)  # surrogates included

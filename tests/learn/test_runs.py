@@ -13,7 +13,7 @@ from attnviz.learn.configs import (
     TransformerConfig,
 )
 from attnviz.learn.runs import Progress, TrainingQueue, TrainingRun, starts_in
-from attnviz.learn.training import EpochReport, train
+from attnviz.learn.translation.training import EpochReport, train
 
 pytestmark = pytest.mark.slow  # trains
 

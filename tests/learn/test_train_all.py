@@ -2,7 +2,8 @@
 
 import pytest
 
-from attnviz.learn.train_all import BAR, LM_BAR, _missed, _parse, _stop_when_perfect
+from attnviz.learn.language.tasks import COPY_SHAPES
+from attnviz.learn.train_all import BAR, LM_BAR, _line, _missed, _parse, _stop_when_perfect
 
 
 def test_every_task_and_score_by_default():
@@ -58,3 +59,20 @@ def test_the_language_models_bar():
     assert _missed({**row, "previous_token": 0.7})
     assert _missed({"task": "text", "score": "lm", "unigram_gain": -0.1})
     assert _missed({"task": "dates", "score": "dot", "exact_match": 1.0, "alignment": 0.5})
+
+
+def test_the_induction_model_must_copy_in_every_shape():
+    # the average over fresh sequences can pass while one shape (a repeat early in a short
+    # text) fails: each of COPY_SHAPES has the bar
+    row = {
+        "task": "induction", "score": "lm", "loss": 0.5, "unigram_loss": 3.0, "accuracy": 0.6,
+        "in_context_accuracy": 0.99, "previous_token": 0.91, "previous_token_head": [0, 1],
+        "induction": 0.99, "induction_head": [1, 0], "ablated_in_context_accuracy": 0.03,
+        "epochs": 3, "best_epoch": 3, "seconds": 1.0, "parameters": 10,
+        "copy_shapes": dict.fromkeys(COPY_SHAPES, 0.99),
+    }  # fmt: skip
+    assert not _missed(row)
+    early = "starts early in a short text"
+    worse = {**row, "copy_shapes": {**row["copy_shapes"], early: 0.06}}
+    assert _missed(worse)
+    assert f"worst copy shape: {early} 0.0600" in _line(worse)

@@ -17,3 +17,15 @@ def test_the_induction_lesson_does_not_promise_what_its_chart_may_not_show():
     # how sure the model is depends on the model: the chart says it, not the lesson
     text = _lesson("A language model copies").text
     assert "sure of every" not in text
+
+
+def test_the_induction_lesson_says_how_often_the_trained_runs_come_back():
+    # the shipped model trained on runs written 2-4 times, not only twice: the lesson says so
+    from attnviz.learn.language.tasks import COPY_SHAPES
+
+    words = {2: "two", 3: "three", 4: "four", 5: "five"}
+    fewest = min(shape.copies[0] for shape in COPY_SHAPES.values())
+    most = max(shape.copies[1] for shape in COPY_SHAPES.values())
+    text = " ".join(_lesson("A language model copies").text.split())
+    assert f"{words[fewest]} to {words[most]} times" in text
+    assert "written twice" not in text

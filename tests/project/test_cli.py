@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from attnviz import cli
-from attnviz.ui.server_config import MODEL_ENV, flags
+from attnviz.ui.frame.server_config import MODEL_ENV, flags
 
 ROOT = Path(__file__).parents[2]
-SERVER = ROOT / "attnviz" / "ui" / "server.py"
+SERVER = ROOT / "attnviz" / "ui" / "app" / "server.py"
 
 
 class ExecutedError(Exception):

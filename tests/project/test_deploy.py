@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from browser_support import REQUIRE_ENV, App, Tabs, close
 
-from attnviz.ui.server_config import WARM_UP_ENV
+from attnviz.ui.frame.server_config import WARM_UP_ENV
 from deploy import cluster
 
 HEADER = "x-attnviz-replica"  # deploy.nginx_config's HEADER, as Playwright spells headers

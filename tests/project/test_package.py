@@ -14,11 +14,12 @@ def test_import_attnviz_and_drawing_need_no_tensorflow():
     probe = (
         "import sys\n"
         "import attnviz\n"
-        "from attnviz.drawing import export, figures, lineview\n"
+        "from attnviz.drawing import export, lineview\n"
+        "from attnviz.drawing.heatmap import heatmap\n"
         "from attnviz.inputs import parsing, presets, probe, text\n"
         "from attnviz.core import checks, kv_cache, limits, mask_spec, masks, positions, stats\n"
         "from attnviz.core import tiled\n"
-        "figures.heatmap([[0.25, 0.75], [1.0, 0.0]], kind='weights')\n"
+        "heatmap([[0.25, 0.75], [1.0, 0.0]], kind='weights')\n"
         "print(sorted(m for m in ('tensorflow', 'keras', 'streamlit') if m in sys.modules))\n"
         "print('compute_attention' in attnviz.__all__)\n"
     )

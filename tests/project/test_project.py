@@ -68,7 +68,7 @@ def test_no_unsafe_calls_in_the_package():
 
 def test_warm_up_traces_the_attention_graphs(monkeypatch):
     from attnviz.core import attention
-    from attnviz.ui import warmup
+    from attnviz.ui.app import warmup
 
     monkeypatch.setattr(warmup, "_page_steps", list)  # the pages' steps: tests of their own
     warmup.page_drawn()  # a page has drawn its controls: no wait
@@ -79,8 +79,8 @@ def test_warm_up_traces_the_attention_graphs(monkeypatch):
 
 
 def test_warm_up_runs_every_pages_step_says_when_done_and_survives_a_failing_one(monkeypatch):
-    from attnviz.ui import warmup
-    from attnviz.ui.modes import MODES
+    from attnviz.ui.app import warmup
+    from attnviz.ui.pages import MODES
 
     done, seen_warming, logged = [], [], []
 
@@ -122,7 +122,7 @@ class _Recorder:
 def test_warm_up_draws_the_first_element_so_no_page_run_pays_streamlits_one_time_check():
     from streamlit import delta_generator
 
-    from attnviz.ui import warmup
+    from attnviz.ui.app import warmup
 
     warmup._first_element()
     assert delta_generator._use_warning_has_been_displayed  # checked: never again this process
@@ -134,9 +134,9 @@ def test_warm_up_fills_the_caches_the_pages_read(monkeypatch):
 
     from attnviz.core.score_kinds import SCORE_KINDS
     from attnviz.learn.recipes import TRANSFORMER_RECIPES
-    from attnviz.learn.tasks import TASKS
-    from attnviz.ui import shipped
-    from attnviz.ui.modes import decoder_stack
+    from attnviz.learn.translation.tasks import TASKS
+    from attnviz.ui.models import shipped
+    from attnviz.ui.pages import decoder
 
     # one GRU model and one Transformer, built for real: the pages' own calls, with the pages'
     # arguments, hit the cache the warm-up filled (the same objects again)
@@ -145,13 +145,13 @@ def test_warm_up_fills_the_caches_the_pages_read(monkeypatch):
     monkeypatch.setattr(shipped, "SCORE_KINDS", ("concat",))
     monkeypatch.setattr(shipped, "TRANSFORMER_RECIPES", {"reverse": TRANSFORMER_RECIPES["reverse"]})
     shipped.warm_up_shipped()
-    decoder_stack.warm_up()
+    decoder.warm_up()
     loaded = {shipped.shipped_seq2seq("dates", "concat"), shipped.shipped_transformer("reverse")}
     assert loaded == {shipped.shipped_seq2seq("dates", "concat"),
                       shipped.shipped_transformer("reverse")}  # fmt: skip
-    sizes = tuple(size.default for size, *_ in decoder_stack.SIZES)
-    first = decoder_stack._run_decoder_cached(sizes, 0)
-    assert decoder_stack._run_decoder_cached(sizes, 0) is first
+    sizes = tuple(size.default for size, *_ in decoder.SIZES)
+    first = decoder._run_decoder_cached(sizes, 0)
+    assert decoder._run_decoder_cached(sizes, 0) is first
 
     # and it loads every shipped model (recorded, not built: building all takes ~30 s)
     monkeypatch.setattr(shipped, "TASKS", TASKS)
@@ -190,7 +190,7 @@ class _RecordedEvent(threading.Event):
 
 def test_warm_up_gives_up_waiting_for_a_page_after_its_time_limit(monkeypatch):
     from attnviz.core import attention
-    from attnviz.ui import warmup
+    from attnviz.ui.app import warmup
 
     assert warmup.PAGE_WAIT_S == 10.0
     never = _RecordedEvent()
@@ -204,7 +204,7 @@ def test_warm_up_gives_up_waiting_for_a_page_after_its_time_limit(monkeypatch):
 
 
 def test_warm_up_waits_for_the_first_page(monkeypatch):
-    from attnviz.ui import warmup
+    from attnviz.ui.app import warmup
 
     drawn = _RecordedEvent()
     monkeypatch.setattr(warmup, "PAGE_DRAWN", drawn)
@@ -263,7 +263,7 @@ def test_the_docs_example_of_the_language_model_runs():
 
 
 def test_warm_up_lets_the_pages_runs_go_first_after_the_import(monkeypatch):
-    from attnviz.ui import warmup
+    from attnviz.ui.app import warmup
 
     order = []
     monkeypatch.setattr(warmup.PAGE_DRAWN, "wait", lambda timeout=None: True)
@@ -278,7 +278,8 @@ def test_warm_up_lets_the_pages_runs_go_first_after_the_import(monkeypatch):
 
 
 def test_after_page_runs_waits_until_the_runs_in_progress_end():
-    from attnviz.ui import loading, warmup
+    from attnviz.ui.app import warmup
+    from attnviz.ui.frame import loading
 
     assert loading.runs_in_progress() == 0
     warmup.after_page_runs()  # none in progress: returns at once
@@ -307,7 +308,7 @@ def test_after_page_runs_waits_until_the_runs_in_progress_end():
 
 
 def test_a_page_run_is_counted_until_it_ends_however_it_ends():
-    from attnviz.ui import loading
+    from attnviz.ui.frame import loading
 
     with pytest.raises(RuntimeError), loading.page_run():
         assert loading.runs_in_progress() == 1

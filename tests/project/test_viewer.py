@@ -13,7 +13,7 @@ from user_models import GPT2_MERGES, gpt2_vocabulary, mha_model
 import attnviz
 from attnviz import viewer
 from attnviz.heads.user_model import load_model
-from attnviz.ui.server_config import WARM_UP_ENV
+from attnviz.ui.frame.server_config import WARM_UP_ENV
 
 
 @pytest.fixture(scope="module")

@@ -94,7 +94,8 @@ def test_the_wheel_holds_the_package_its_data_and_nothing_else(wheel):
     assert checkpoints == shipped and "dates_dot.npz" in checkpoints
     presets = {Path(n).name for n in names if n.startswith("attnviz/inputs/preset_files/")}
     assert presets == {p.name for p in (ROOT / "attnviz" / "inputs" / "preset_files").iterdir()}
-    assert {"attnviz/ui/server.py", "attnviz/ui/page.py", "attnviz/cli.py"} <= set(names)
+    served = {"attnviz/ui/app/server.py", "attnviz/ui/app/page.py", "attnviz/cli.py"}
+    assert served <= set(names)
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "[console_scripts]\nattnviz = attnviz.cli:main" in text
@@ -109,7 +110,7 @@ from attnviz.learn import load_pretrained
 from streamlit.testing.v1 import AppTest
 
 model = load_pretrained("dates", "dot")
-page = AppTest.from_file({str(installed / "attnviz" / "ui" / "page.py")!r}, default_timeout=180)
+page = AppTest.from_file({str(installed / "attnviz/ui/app/page.py")!r}, default_timeout=180)
 page.query_params["mode"] = "matrices"  # the explorer (the start page draws one picture)
 page.run()
 print(json.dumps({{
@@ -150,6 +151,6 @@ def test_the_installed_attnviz_command_serves_the_app(installed, elsewhere):
             assert "<title>Streamlit</title>" in response.read().decode()
         if sys.platform == "linux":  # the command became Streamlit serving the installed app
             argv = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
-            assert str(installed / "attnviz" / "ui" / "server.py").encode() in argv, argv
+            assert str(installed / "attnviz" / "ui" / "app" / "server.py").encode() in argv, argv
     finally:
         server.stop()

@@ -71,6 +71,37 @@ def test_source_shorter_than_target_and_padding_masks():
         np.testing.assert_array_equal(self_w[0, :, :, 3], 0.0)  # padded target key
     unmasked = run_decoder(tokens, RNG.random((2, 3, 8)), causal=False, **SMALL)
     assert unmasked.self_mask.all() and np.triu(unmasked.self_attention[0], k=1).max() > 0
+    assert [call.way for call in unmasked.attention] == ["bidirectional", "cross"] * 2
+
+
+def test_the_run_s_attention_is_every_call_layer_by_layer_with_masks_and_labels():
+    tokens = np.array([[3, 1, 4, 1], [5, 9, 2, 6]])
+    source_pad = [[True, True, False], [True, True, True]]
+    result = run_decoder(tokens, RNG.random((2, 3, 8)), source_padding_mask=source_pad, **SMALL)
+    attention = result.attention
+    assert attention.keys() == (
+        "decoder_layer_0/self_attention", "decoder_layer_0/cross_attention",
+        "decoder_layer_1/self_attention", "decoder_layer_1/cross_attention",
+    )  # fmt: skip
+    assert [(c.kind, c.way, c.layer) for c in attention] == [
+        ("self", "causal", 0), ("cross", "cross", 0), ("self", "causal", 1), ("cross", "cross", 1),
+    ]  # fmt: skip
+    causal = way_mask("causal", 3, 4)  # (T, T), no target padding
+    for layer in range(2):
+        self_call, cross_call = attention.at("causal", layer), attention.at("cross", layer)
+        assert self_call.weights is result.self_attention[layer]
+        assert cross_call.weights.shape == (2, 2, 4, 3) and cross_call.query_heads is None
+        np.testing.assert_array_equal(self_call.mask, np.broadcast_to(causal, (2, 4, 4)))
+        np.testing.assert_array_equal(cross_call.mask[0], [[True, True, False]] * 4)
+    assert attention.at("cross", 1).labels(1) == (
+        ("t0=5", "t1=9", "t2=2", "t3=6"),
+        ("s0", "s1", "s2"),
+    )
+    assert attention.at("causal", 0).labels(0)[1] == ("t0=3", "t1=1", "t2=4", "t3=1")
+    stack = attention.layer_stack("cross", item=0)  # (L, H, T, S): the padded key grey
+    assert stack.keys == attention.groups()["cross"] and stack.weights.shape == (2, 2, 4, 3)
+    np.testing.assert_array_equal(stack.blocked[..., 2], True)
+    assert not stack.blocked[..., :2].any()
 
 
 @pytest.mark.parametrize(
@@ -254,7 +285,10 @@ ERROR_CASES = [
         id="too_many_weights",
     ),
     pytest.param(
-        {"d_model": 2048}, r"`d_model` must be from 1 to 1024\. Received: 2048\.", id="d_model"
+        {"d_model": 2**28 + 1},
+        r"`d_model` is too large to hold in memory: .* Received: "
+        r"268,435,457\. Use fewer features\.",
+        id="d_model",
     ),
     pytest.param({"vocab_size": 0}, r"`vocab_size` must be from 1 to 4096", id="vocab_0"),
     pytest.param({"causal": "yes"}, r"`causal` must be True or False", id="causal_str"),

@@ -193,9 +193,9 @@ X8 = np.ones((3, 8))
 ERROR_CASES = [
     pytest.param({"num_heads": 0}, r"`num_heads` must be 1 or more\. Received: 0\.", id="h0"),
     pytest.param(
-        {"num_heads": 2**24 + 1},
+        {"num_heads": 2**28 + 1},
         r"`num_heads` is too large: every head scores at least one attention cell and the limit "
-        r"is 16,777,216 cells \(the memory the weights take\)\. Received: 16,777,217\.",
+        r"is 268,435,456 cells \(the memory the weights take\)\. Received: 268,435,457\.",
         id="h_past_memory",
     ),
     pytest.param({"num_heads": 2.0}, r"`num_heads` must be a whole number", id="h_float"),
@@ -214,28 +214,18 @@ ERROR_CASES = [
     pytest.param(
         {
             "num_heads": 16,
-            "d_k": 1025,
+            "d_k": 2**28 + 1,
             "d_v": 4,
             "query": np.ones((3, 16)),
             "key": np.ones((3, 16)),
             "value": np.ones((3, 16)),
         },
-        r"`d_k` must be from 1 to 1024\. Received: 1025\.",  # per head: any H·Dk within memory
-        id="d_k_too_large",
+        r"`d_k` is too large to hold in memory: no array holds more than 268,435,456 numbers "
+        r"\(1 GiB of float32\), so no more features than that\. Received: 268,435,457\.",
+        id="d_k_past_memory",
     ),
     pytest.param(
-        {
-            "num_heads": 1,
-            "query": np.ones((2, 2048)),
-            "key": np.ones((2, 2048)),
-            "value": np.ones((2, 2048)),
-        },
-        r"`d_k` defaults to d_model / num_heads = 2048 / 1 = 2048 features per head; at most "
-        r"1024 are allowed\. Give `d_k` \(any size from 1 to 1024\), or use more heads\.",
-        id="default_head_too_large",
-    ),
-    pytest.param(
-        {"num_heads": 2, "d_v": 0}, r"`d_v` must be from 1 to 1024\. Received: 0\.", id="d_v_0"
+        {"num_heads": 2, "d_v": 0}, r"`d_v` must be 1 or more\. Received: 0\.", id="d_v_0"
     ),
     pytest.param(
         {"num_heads": 2, "params": {"W": np.eye(8)}},
@@ -251,11 +241,12 @@ ERROR_CASES = [
     pytest.param(
         {
             "num_heads": 2,
-            "query": np.ones((4096, 2)),
-            "key": np.ones((4096, 2)),
-            "value": np.ones((4096, 2)),
+            "query": np.ones((12000, 2)),
+            "key": np.ones((12000, 2)),
+            "value": np.ones((12000, 2)),
         },
-        r"Too many attention cells: 1 sequences × 2 heads × 4096 queries × 4096 keys",
+        r"^Too many attention cells: 1 sequence × 2 heads × 12,000 queries × 12,000 keys = "
+        r"288,000,000; the limit is 268,435,456 \(the memory limit[^)]*\)\. Use fewer heads",
         id="too_many_cells",
     ),  # fmt: skip
     pytest.param(
@@ -496,3 +487,40 @@ def test_bad_head_and_position_values_are_explained(kwargs, message):
     x = RNG.standard_normal((4, 8))
     with pytest.raises(ValueError, match=message):
         compute_multihead(x, x, x, **kwargs)
+
+
+# --- settings= or the keywords; more features than a page takes --------------------------------
+
+
+def test_a_settings_object_gives_what_its_keywords_give():
+    from attnviz.core.settings import AttentionSettings
+
+    x = RNG.standard_normal((5, 8))
+    rules = {"causal": True, "window": 2, "position": "alibi", "seed": 4}
+    by_keywords = compute_multihead(x, x, x, num_heads=4, **rules)
+    # an explorer's one-head ALiBi choice is replaced: every head takes its own slope
+    given = AttentionSettings(alibi_heads=8, alibi_head=5, **rules)
+    by_settings = compute_multihead(x, x, x, num_heads=4, settings=given)
+    np.testing.assert_array_equal(by_settings.weights, by_keywords.weights)
+    assert by_settings.settings == by_keywords.settings == AttentionSettings(alibi_heads=4, **rules)
+    with pytest.raises(ValueError, match=r"`compute_multihead` computes with score='dot' only"):
+        compute_multihead(x, x, x, num_heads=4, settings=AttentionSettings(score="general"))
+    with pytest.raises(TypeError, match=r"unknown keyword `alibi_head`\..*it sets alibi_head=0"):
+        compute_multihead(x, x, x, num_heads=4, alibi_head=1)
+    with pytest.raises(ValueError, match=r"not both\. Received `settings` and `causal`"):
+        compute_multihead(x, x, x, num_heads=4, settings=given, causal=True)
+
+
+def test_a_head_wider_than_a_page_takes_equals_float64_numpy():
+    x = RNG.standard_normal((3, 8))  # heads of 2048 features (a page's limit is 1024)
+    result = compute_multihead(x, x, x, num_heads=2, d_k=2048, d_v=2048, seed=2)
+    w_q, w_k, w_v, w_o = (result.params[n].astype(np.float64) for n in ("W_Q", "W_K", "W_V", "W_O"))
+    # (3, D) x (H, D, Dk) -> (H, 3, Dk); values likewise
+    q, k, v = (np.einsum("td,hdk->htk", x, w) for w in (w_q, w_k, w_v))
+    scores = q @ k.transpose(0, 2, 1) / np.sqrt(2048)  # (H, 3, 3)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    concat = (weights @ v).transpose(1, 0, 2).reshape(3, 2 * 2048)  # (3, H·Dv)
+    assert result.d_k == 2048
+    np.testing.assert_allclose(result.weights, weights, atol=1e-5)
+    np.testing.assert_allclose(result.output, concat @ w_o, rtol=1e-4, atol=1e-4)

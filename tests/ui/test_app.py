@@ -27,9 +27,9 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from attnviz.inputs.presets import shipped_presets
-from attnviz.ui.input_widgets import SEQUENCE, TARGET
-from attnviz.ui.modes import three_ways
-from attnviz.ui.sidebar import SEED
+from attnviz.ui.controls.input_widgets import SEQUENCE, TARGET
+from attnviz.ui.controls.sidebar import SEED
+from attnviz.ui.pages import multihead
 
 NUMPY_LAB = {  # attnviz/inputs/preset_files/01_numpy_lab.json, the app's first-visit matrices
     "q": [[1, 0, 0], [0, 1, 0]],
@@ -104,7 +104,7 @@ def _entropy_bits(row: np.ndarray) -> float:
 def test_the_page_loads_the_chart_code_in_a_hidden_container(fresh):
     import streamlit as st
 
-    from attnviz.ui import loading, presenter
+    from attnviz.ui.frame import loading, presenter
 
     html = [e.proto.body for e in fresh.get("html")]
     script = [body for body in html if "<script>" in body and "PlotlyChart" in body]
@@ -941,7 +941,7 @@ def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypa
     # (the Decoder page computes in arrays), so attnviz lets it through only outside page runs.
     import keras
 
-    from attnviz.ui import loading
+    from attnviz.ui.frame import loading
 
     cleared = []
     monkeypatch.setattr(loading, "_KERAS_CLEAR_SESSION", [lambda **kw: cleared.append(kw)])
@@ -951,7 +951,7 @@ def test_streamlits_after_run_keras_clear_keeps_tensorflows_kernels(at, monkeypa
     assert keras.utils.clear_session is not loading._clear_session_after_run  # public API kept
     at.toggle(key="causal").set_value(True).run()  # matrices: no models, the cache stays
     ui.open_mode(at, "Multi-head")  # attention of random heads: no model either
-    at.session_state[three_ways.WEIGHTS.key] = "Trained on dates"  # a cached shipped model runs
+    at.session_state[multihead.WEIGHTS.key] = "Trained on dates"  # a cached shipped model runs
     at.run()
     ui.assert_ok(at)
     ui.open_mode(at, "Decoder")
@@ -1004,10 +1004,10 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
     at = ui.new_session("multihead", way="bidirectional", mh_head="2")
     ui.assert_ok(at)
     assert "W_Q (d_model × 4)" not in ui.titles(at)  # folded: its nine charts are not drawn
-    at.session_state[three_ways.MADE_OPEN.key] = True  # unfolded, as a click on it does
+    at.session_state[multihead.MADE_OPEN.key] = True  # unfolded, as a click on it does
     at.run()
     ui.assert_ok(at)
-    at.selectbox(key=three_ways.HEAD.key).set_value(2).run()  # it stays open for another head
+    at.selectbox(key=multihead.HEAD.key).set_value(2).run()  # it stays open for another head
     enc = encode_sentences(at.text_area(key="src_text").value, d_model=16, d_k=16, seed=0)
     result = compute_way("bidirectional", enc.inputs, None, num_heads=4,
                          source_padding_mask=enc.padding_mask, seed=0)  # fmt: skip
@@ -1091,9 +1091,9 @@ def test_changing_the_heads_snaps_the_kv_heads_to_fit(heads, kv_heads, new_heads
     at = ui.new_session("multihead", way="bidirectional", mh_dmodel="120", mh_h=str(heads),
                         mh_kv=str(kv_heads))  # fmt: skip
     ui.assert_ok(at)
-    at.number_input(key=three_ways.HEADS.key).set_value(new_heads).run()
+    at.number_input(key=multihead.HEADS.key).set_value(new_heads).run()
     ui.assert_ok(at)  # no "g must divide h" error
-    assert at.number_input(key=three_ways.KV_HEADS.key).value == follows
+    assert at.number_input(key=multihead.KV_HEADS.key).value == follows
     kv = f"{follows} K/V head" + ("" if follows == 1 else "s")  # "1 K/V head", not "heads"
     assert f"{new_heads} query heads on {kv}" in ui.captions(at)
 

@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 from attnviz import encode_sentences
 from attnviz.core import limits
 from attnviz.transformer.way_attention import compute_way
-from attnviz.ui.modes import three_ways
-from attnviz.ui.modes.three_ways import HEADS_TITLE
+from attnviz.ui.pages import multihead
+from attnviz.ui.pages.multihead import HEADS_TITLE
 
 pytestmark = pytest.mark.slow  # loads and runs the shipped Transformers
 
@@ -55,7 +55,7 @@ def test_the_enlarged_head_and_the_average_can_be_coloured_to_their_largest_weig
     at = _open("Multi-head", mh_weights="Trained on dates")  # 24 tokens: weights near 1/24
     titles = ("Head 0 (enlarged)", "Average of the heads")
     assert all(ui.chart(at, t)["data"][0]["zmax"] == 1.0 for t in titles)
-    at.toggle(key=three_ways.FIT.key).set_value(True).run()
+    at.toggle(key=multihead.FIT.key).set_value(True).run()
     ui.assert_ok(at)
     for title in titles:
         trace = ui.chart(at, title)["data"][0]
@@ -244,7 +244,7 @@ def test_trained_weights_show_the_three_ways_of_one_forward_pass(dates_trace, wa
         np.testing.assert_allclose(head, expected, atol=1e-5)
     output = ui.values(at, "Output = Concat")
     np.testing.assert_allclose(output, result.output[0], atol=1e-4)
-    rows, cols = dates_trace.labels(way)
+    rows, cols = dates_trace.attention.at(way, 1).labels()
     spec = ui.chart(at, "Head 0 (enlarged)")
     shown = ["␣" if c == " " else html.escape(c) for c in cols]  # "<s>" is drawn, not parsed
     assert ui.ticks(spec, "x") == shown
@@ -256,6 +256,21 @@ def test_trained_weights_keep_a_bad_input_and_say_why():
     assert not at.exception
     assert any("does not know" in e for e in ui.errors(at)), ui.errors(at)
     assert at.text_input(key="learn_text_reverse").value == "ABC!"
+
+
+def test_the_shipped_transformer_opens_in_learn_in_its_model_view():
+    # the Multi-head page opens the Learn page prepared as its `prepare` says (through the
+    # shell: no page imports another), on the same task and text
+    at = _open("Multi-head", mh_weights="Trained on reverse")
+    next(b for b in at.button if b.label.startswith("Open this Transformer in Learn")).click()
+    at.run()
+    ui.assert_ok(at)
+    assert ui.current_mode(at) == "learn"
+    assert at.button_group(key="task").value == "reverse"
+    assert at.button_group(key="learn_arch").value == "Transformer"
+    assert at.button_group(key="learn_model").value == "Shipped"
+    assert at.session_state["learn_tview"] == "Model view"
+    assert at.text_input(key="learn_text_reverse").value  # the task's text, shared by the pages
 
 
 def test_the_trained_decoder_shows_its_layers_heads(dates_trace):

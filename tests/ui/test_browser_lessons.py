@@ -1,5 +1,5 @@
 """End to end, in headless Chromium: the browser's Back and Forward over the lessons restore
-every page as it was (ui/lesson.py: a lesson is its prepared state plus what its URL says).
+every page as it was (ui/pages/lesson.py: a lesson is its prepared state plus what its URL says).
 
 Fixtures, the `App` helper and the labels live in `browser_support.py`.
 """
@@ -47,6 +47,7 @@ def test_back_after_opening_a_head_step_by_step_returns_to_lesson_10_as_it_was(a
         " && page.weights('Attention weights')", None, "the explorer on the head", OPEN_SECONDS,
     )  # fmt: skip
     opened = app.weights()
+    expect(app.page.get_by_role("tab", name="Step by step", selected=True)).to_be_visible()
     app.page.go_back()
     _wait_for_lesson(app, 10, "What trained heads do")
     assert app.wait_for_title_starting("cross · ", OPEN_SECONDS) == enlarged
@@ -59,4 +60,6 @@ def test_back_after_opening_a_head_step_by_step_returns_to_lesson_10_as_it_was(a
         " && page.close(page.weights('Attention weights'), opened, 1e-6)",
         opened, "the explorer on the same head", OPEN_SECONDS,
     )  # fmt: skip
+    # on the tab it was opened on (the URL names it), not the explorer's first
+    expect(app.page.get_by_role("tab", name="Step by step", selected=True)).to_be_visible()
     assert app.exceptions() == 0 and app.alerts() == [] and app.errors == []

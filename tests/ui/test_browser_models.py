@@ -16,7 +16,7 @@ from browser_support import (  # fixtures: conftest's pytest_plugins
 )
 from playwright.sync_api import expect
 
-from attnviz.ui.server_config import WARM_UP_ENV
+from attnviz.ui.frame.server_config import WARM_UP_ENV
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

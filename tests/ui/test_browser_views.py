@@ -20,7 +20,7 @@ from browser_support import (  # fixtures: conftest's pytest_plugins
 )
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from attnviz.ui.modes.three_ways import HEADS_TITLE
+from attnviz.ui.pages.multihead import HEADS_TITLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

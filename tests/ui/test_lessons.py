@@ -1,5 +1,5 @@
-"""Tests for ui/lesson.py and attnviz/lessons: every lesson opens its page prepared as it says,
-keeps the learner's changes until another lesson is opened, and links to the next one."""
+"""Tests for ui/pages/lesson.py and attnviz/lessons: every lesson opens its page prepared as it
+says, keeps the learner's changes until another lesson is opened, and links to the next one."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnviz.lessons import LESSONS, get_lesson
-from attnviz.ui import position_controls, results
-from attnviz.ui.modes import MODES_BY_NAME
-from attnviz.ui.modes import language_model as lm_page
-from attnviz.ui.navigation import NEXT_PAGE
+from attnviz.ui.controls import positions
+from attnviz.ui.explorer import results
+from attnviz.ui.frame.navigation import NEXT_PAGE
+from attnviz.ui.pages import MODES_BY_NAME
+from attnviz.ui.pages import language_model as lm_page
 
 
 def test_the_path_has_at_least_the_ten_concepts_in_order():
@@ -98,7 +99,7 @@ def test_the_lessons_of_today_s_attention_open_rope_and_the_language_model():
     ui.assert_ok(at)
     assert ui.preset_box(at).value == "11_rope_probe"
     assert at.session_state[results.VIEW.key] == "Positions"
-    assert at.session_state[position_controls.POSITION.key] == "rope"
+    assert at.session_state[positions.POSITION.key] == "rope"
     ui.open_page(at, f"lesson-{len(LESSONS)}")
     ui.assert_ok(at)
     assert f"Lesson {len(LESSONS)} of {len(LESSONS)}, on the Language model page." in (

@@ -10,8 +10,8 @@ import pytest
 from attnviz.core import limits
 from attnviz.core.attention import compute_attention
 from attnviz.inputs.parsing import parse_matrix_text
-from attnviz.ui import results
-from attnviz.ui.modes import three_ways
+from attnviz.ui.explorer import results
+from attnviz.ui.pages import multihead
 
 TEXTS = {  # 6 tokens, 4 features: self-attention, so the KV cache view applies
     "q_text": "1 0 1 0\n0 1 0 1\n1 1 0 0\n0 0 1 1\n1 0 0 1\n0 1 1 0",
@@ -136,7 +136,7 @@ def test_views_that_need_the_dot_product_say_so(fields, words):
 
 def test_multi_head_decoding_reads_a_smaller_cache_with_shared_key_value_heads():
     at = ui.new_session("multihead", way="causal", mh_h="4", mh_kv="1", cache_t="2")
-    at.session_state[three_ways.CACHE_OPEN.key] = True  # the KV cache's expander unfolded
+    at.session_state[multihead.CACHE_OPEN.key] = True  # the KV cache's expander unfolded
     at.run()
     ui.assert_ok(at)
     text = ui.captions(at)

@@ -1,0 +1,158 @@
+"""Figures built without plotly's checks, kept plain until used: the only code that uses
+plotly's private API (`_validate`, `_plotly_utils`).
+
+attnviz builds its traces and layouts itself, as plain dicts, and the tests check them.
+Validating a figure's every property costs plotly ~15 ms per heatmap, and building a
+`go.Figure` from plain traces ~7 ms more; the page draws six heatmaps on every click. So a
+heatmap is a `PlainFigure` (plotly's figure only once something uses it as one), a figure drawn
+again and again unchanged is `frozen` (its plain form built once), and a figure used as one at
+once is an `unchecked_figure`.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import threading
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+from _plotly_utils.utils import is_homogeneous_array, is_skipped_key, to_typed_array_spec
+
+from attnviz.drawing.standalone import Figure  # saves itself as a page or SVG
+
+
+class PlainFigure(Figure):
+    """A figure held as the plain traces and layout attnviz built, until something uses it as
+    a figure.
+
+    Streamlit needs only a figure's plain form (`to_dict`). From plain traces plotly builds a
+    `go.Figure` property by property, then copies it all back for `to_dict`: ~7 ms a heatmap
+    (measured), most of a page's run, against ~0.5 ms to write the JSON Streamlit sends. So
+    `PlainFigure.of(traces, layout)` keeps them as they are and `to_dict` returns them with the
+    default template, as `go.Figure(data=traces, layout=layout, _validate=False).to_dict()`
+    would. Anything else (`.data`, `.layout`, `update_layout`, a copy) first builds that
+    `go.Figure`. Do not change the traces or layout passed in afterwards.
+    """
+
+    @classmethod
+    def of(cls, traces: list[dict[str, Any]], layout: dict[str, Any]) -> PlainFigure:
+        figure = cls.__new__(cls)  # go.Figure.__init__ runs on first use as a figure
+        figure.__dict__["_plain_parts"] = (traces, layout)
+        return figure
+
+    def __getattr__(self, name: str) -> Any:  # what the instance does not hold (yet)
+        with _BUILDING:  # one thread builds the figure; another waits, then finds it built
+            parts = self.__dict__.pop("_plain_parts", None)
+            if parts is not None:
+                go.Figure.__init__(self, data=parts[0], layout=parts[1], _validate=False)
+        return object.__getattribute__(self, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        parts = self.__dict__.get("_plain_parts")
+        if parts is None:
+            return super().to_dict()
+        traces, layout = parts
+        template = _default_template()
+        plain = {"data": _plain(traces), "layout": _plain(layout)}
+        if template is not None:
+            plain["layout"]["template"] = _copied(template)
+        return plain
+
+
+_BUILDING = threading.RLock()  # held while a PlainFigure becomes a go.Figure (re-entered then)
+
+
+def _copied(value: Any) -> Any:
+    """`value` with its dicts and lists copied (not the arrays and strings in them), so the
+    plain form can be changed without changing the figure."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_copied(item) for item in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """`_copied(value)` with the numpy arrays held by its dicts as typed arrays, as plotly's
+    `to_dict` writes them (`convert_to_base64`, whose every array passes through narwhals:
+    ~0.1 ms an array, most of a heatmap's `to_dict`)."""
+    if isinstance(value, dict):
+        return {key: _plain_item(key, item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _plain_item(key: str, value: Any) -> Any:
+    """One entry of a dict in `_plain`: the rules of plotly's `convert_to_base64`."""
+    if is_skipped_key(key):
+        return _copied(value)  # plotly converts nothing under these keys
+    if isinstance(value, np.ndarray):
+        short = _TYPED_ARRAYS.get(value.dtype.str)  # numbers plotly.js reads as they are
+        if short is None or value.size == 0:
+            return to_typed_array_spec(value)  # anything else: plotly's own conversion
+        typed = {"dtype": short, "bdata": base64.b64encode(np.ascontiguousarray(value)).decode()}
+        if value.ndim > 1:
+            typed["shape"] = str(value.shape)[1:-1]
+        return typed
+    if not isinstance(value, dict | list | tuple | str) and is_homogeneous_array(value):
+        return to_typed_array_spec(value)
+    return _plain(value)
+
+
+# little-endian numpy dtypes plotly.js reads as typed arrays (`plotlyjsShortTypes`); 64-bit
+# integers, which plotly narrows first, and other byte orders go through plotly
+_TYPED_ARRAYS = {
+    "|i1": "i1", "|u1": "u1", "<i2": "i2", "<u2": "u2", "<i4": "i4", "<u4": "u4",
+    "<f4": "f4", "<f8": "f8",
+}  # fmt: skip
+
+
+def _default_template() -> dict[str, Any] | None:
+    """The plain form of plotly's default template, as a `go.Figure` puts it in its layout;
+    None if there is none. Kept per template name (a template object is read each time)."""
+    default = pio.templates.default
+    if default is None or isinstance(default, str):
+        return _template_named(default)
+    return go.Figure().to_dict()["layout"].get("template")
+
+
+@functools.lru_cache(maxsize=4)
+def _template_named(name: str | None) -> dict[str, Any] | None:
+    """`_default_template()` while the default template is `name`."""
+    return go.Figure().to_dict()["layout"].get("template")
+
+
+class FrozenFigure(PlainFigure):
+    """A figure drawn again and again unchanged: its plain form (`to_dict`) is built once.
+
+    Streamlit turns a figure into its plain form on every script run, a deep copy of every
+    trace: ~22 ms for a model view of 72 heads, redrawn on every click elsewhere on the page.
+    Build one with `frozen(figure)` and do not change it afterwards.
+    """
+
+    def to_dict(self) -> dict[str, Any]:
+        plain = self.__dict__.get("_plain")
+        if plain is None:
+            plain = super().to_dict()
+            self.__dict__["_plain"] = plain
+        return plain
+
+
+def frozen(figure: go.Figure) -> FrozenFigure:
+    """`figure` itself, made a `FrozenFigure`: its plain form is built now, once. No second
+    figure is built (that would make every trace an object again: ~0.2 s for a model view's
+    grid of 576 heatmaps); do not change `figure` afterwards."""
+    plain = figure.to_dict()
+    figure.__class__ = FrozenFigure  # a go.Figure subclass with no state of its own
+    figure.__dict__["_plain"] = plain
+    return figure
+
+
+def unchecked_figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> Figure:
+    """A `Figure` of `traces` and `layout` built without plotly's validation, for a figure
+    that is used as one at once (`model_view` reads its layout back)."""
+    return Figure(data=traces, layout=layout, _validate=False)

@@ -1,0 +1,248 @@
+"""`Seq2SeqAttention`: a character translator for one task, its greedy decoding and its attention.
+
+Shape letters: N texts, S source positions (padded), T decoder steps, D encoder/decoder
+features. A translation returns one row of attention weights per output character, over the
+real source characters only (padding never gets weight: it is masked before the softmax).
+
+Decoding is greedy: the decoder is fed its own best guess one step at a time. Each step reruns
+the whole (small, compiled) network on the prefix decoded so far; the decoder is causal, so the
+rows of earlier steps do not change, and the last run holds every row: the weights, decoder
+states and encoder outputs returned all come from that one run.
+
+The model keeps its Keras layers and one `tf.function` of its own, so it survives
+`keras.backend.clear_session()` (Streamlit calls it after every script run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from attnviz.core.checks import check_int, describe, read_only
+from attnviz.learn.configs import NetworkConfig
+from attnviz.learn.translation.network import Networks, build_networks
+from attnviz.learn.translation.tasks import Task, get_task
+from attnviz.learn.translation.vocab import END, PAD, START, Vocabulary
+
+DECODE_CHUNK = 512  # most texts one network run decodes
+
+
+@dataclass(frozen=True)
+class Translation:
+    """One greedy translation and its attention."""
+
+    source: str  # the text that was translated
+    output: str  # the decoded characters (the end token left out)
+    weights: np.ndarray  # (len(output), len(source)) float32, rows sum to 1 over the source
+    source_tokens: tuple[str, ...]  # the source characters, the columns of `weights`
+    target_tokens: tuple[str, ...]  # the output characters, the rows of `weights`
+
+
+@dataclass(frozen=True)
+class AttentionInputs:
+    """What one decoder step's attention was computed from, for `compute_attention`."""
+
+    query: np.ndarray  # (1, D) the decoder state at this step
+    keys: np.ndarray  # (S, D) the encoder outputs of the real source characters
+    values: np.ndarray  # (S, D) the same encoder outputs (keys and values are one tensor)
+    params: dict[str, np.ndarray]  # the trained score weights: {}, {"W"} or {"W_q", "W_k", "v"}
+    score: str  # "dot", "general" or "concat"
+    scale: bool  # whether the scores were divided by sqrt(D)
+    weights: np.ndarray  # (S,) the weights the model used at this step
+    step: int  # the output position, 0-based
+    source_tokens: tuple[str, ...]  # the source characters (rows of keys)
+    target_tokens: tuple[str, ...]  # the output characters; target_tokens[step] is this step's
+
+
+class _Decoded(NamedTuple):
+    """Greedy decoding of a batch, as numpy arrays."""
+
+    ids: np.ndarray  # (N, T) int32 predicted target ids
+    weights: np.ndarray  # (N, T, S) attention weights
+    dec: np.ndarray  # (N, T, D) decoder states (the queries)
+    enc: np.ndarray  # (N, S, D) encoder outputs (the keys and values)
+
+
+class CharTranslator:
+    """What every Learn translator shares: its task and vocabulary, its Keras `trainer`, every
+    weight in a fixed order, and checked greedy decoding in chunks. A subclass builds `trainer`
+    and defines `translate_batch(texts)` and `_decode_chunk(sources (N, S))`.
+
+    Args:
+        task: one of `TASKS`.
+        config: the network's sizes (and score).
+        seed: seeds the initial weights (`keras.utils.set_random_seed`, which also reseeds
+            Python's, NumPy's and TensorFlow's global generators); None leaves the global
+            seeds alone (for weights that are loaded next).
+    """
+
+    trainer: keras.Model  # [source (N, S), decoder inputs (N, T)] -> logits (N, T, V)
+
+    def __init__(self, task: str, config: Any, seed: int | None = 0) -> None:
+        self.task: Task = get_task(task)
+        self.vocab = Vocabulary.of(self.task)
+        self.config = config
+        self.stats: Any = None  # TrainingStats once trained or loaded
+        if seed is not None:
+            keras.utils.set_random_seed(seed)
+
+    def get_weights(self) -> list[np.ndarray]:
+        """Every weight of the network, in a fixed order (copies)."""
+        return [np.array(w) for w in self.trainer.get_weights()]
+
+    def set_weights(self, weights: Sequence[np.ndarray]) -> None:
+        """Set every weight, in the order of `get_weights`."""
+        self.trainer.set_weights(list(weights))
+
+    def translate(self, text: str):
+        """Translate `text` greedily and return the output with its attention weights.
+
+        Raises:
+            ValueError: for a non-string, empty or too long text, or characters the task does
+                not know (the message names them and lists the allowed ones).
+        """
+        return self.translate_batch([text])[0]
+
+    def _decoded_chunks(self, texts: Sequence[str]) -> list:
+        """`_decode_chunk` of `texts` (checked), `DECODE_CHUNK` texts per network run."""
+        if isinstance(texts, str) or not texts:
+            raise ValueError(
+                f"`texts` must be a non-empty list of strings. Received: {describe(texts)}."
+            )
+        sources = self.vocab.encode_sources(texts)  # (N, S), checks every text
+        return [
+            self._decode_chunk(sources[i : i + DECODE_CHUNK])
+            for i in range(0, len(texts), DECODE_CHUNK)
+        ]
+
+
+class Seq2SeqAttention(CharTranslator):
+    """A bi-GRU encoder, GRU decoder and attnviz attention for one task (see `network`).
+
+    Args: as `CharTranslator` (config: a `NetworkConfig`, the sizes and the score).
+    """
+
+    def __init__(self, task: str, config: NetworkConfig, seed: int | None = 0) -> None:
+        super().__init__(task, config, seed)
+        self.networks: Networks = build_networks(config, self.vocab)
+        d = 2 * config.units
+        sources = tf.TensorSpec((None, self.vocab.max_source_len), tf.int32)  # (N, S)
+        steps = tf.TensorSpec((None, self.vocab.target_steps), tf.int32)  # (N, T)
+        # no autograph: no Python control flow on tensors (as the Transformer's)
+        self._encode = tf.function(
+            lambda source: self.networks.encoder(source, training=False),
+            input_signature=[sources],
+            autograph=False,
+        )  # (N, S) -> enc (N, S, D), state (N, D)
+        self._decode_all = tf.function(
+            lambda dec_in, enc, state, source: self.networks.decoder(
+                dec_in, enc, state, source, training=False
+            ),
+            input_signature=[
+                steps,
+                tf.TensorSpec((None, self.vocab.max_source_len, d), tf.float32),  # (N, S, D)
+                tf.TensorSpec((None, d), tf.float32),  # (N, D)
+                sources,
+            ],
+            autograph=False,
+        )  # -> logits (N, T, V), weights (N, T, S), dec (N, T, D)
+
+    @property
+    def trainer(self) -> keras.Model:
+        """The Keras model `fit` trains: [source, decoder inputs] -> logits."""
+        return self.networks.trainer
+
+    @property
+    def parameter_count(self) -> int:
+        """How many trained numbers the model has."""
+        return int(self.networks.trainer.count_params())
+
+    def score_params(self) -> dict[str, np.ndarray]:
+        """The trained weights of the score layer, by the names `compute_attention` takes."""
+        scorer = self.networks.decoder.attention.scorer
+        return {w.name: np.asarray(w.numpy(), dtype=np.float32) for w in scorer.weights}
+
+    def translate_batch(self, texts: Sequence[str]) -> list[Translation]:
+        """`translate` for many texts at once (one network run per decoder step)."""
+        decoded = self._decode(texts)
+        return [self._translation(text, decoded, i) for i, text in enumerate(texts)]
+
+    def attention_inputs(self, text: str, step: int) -> AttentionInputs:
+        """The query, keys, values and score weights of decoder step `step` of `text`.
+
+        `compute_attention(a.query, a.keys, a.values, score=a.score, scale=a.scale,
+        params=a.params).weights[0]` equals `translate(text).weights[step]`.
+
+        Raises:
+            ValueError: for a bad text, or a step outside the translation's output.
+        """
+        decoded = self._decode([text])
+        translation = self._translation(text, decoded, 0)
+        steps = len(translation.output)
+        if steps == 0:
+            raise ValueError(f"The model translated {text!r} to nothing: there is no step.")
+        check_int(step, "step", low=0, high=steps - 1)
+        n = len(text)
+        return AttentionInputs(
+            query=read_only(decoded.dec[0, step : step + 1]),  # (1, D)
+            keys=read_only(decoded.enc[0, :n]),  # (S, D)
+            values=read_only(decoded.enc[0, :n]),  # (S, D)
+            params={k: read_only(v) for k, v in self.score_params().items()},
+            score=self.config.score,
+            scale=self.config.scale,
+            weights=translation.weights[step],
+            step=step,
+            source_tokens=translation.source_tokens,
+            target_tokens=translation.target_tokens,
+        )
+
+    def teacher_forced_weights(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """`(N, T, S)` attention weights with the true targets fed to the decoder."""
+        sources = self.vocab.encode_sources([s for s, _ in pairs])  # (N, S)
+        dec_in, _, _ = self.vocab.encode_targets([t for _, t in pairs])  # (N, T)
+        chunks = []
+        for i in range(0, len(pairs), DECODE_CHUNK):
+            source = sources[i : i + DECODE_CHUNK]
+            enc, state = self._encode(source)  # (n, S, D), (n, D)
+            chunks.append(self._decode_all(dec_in[i : i + DECODE_CHUNK], enc, state, source)[1])
+        return np.concatenate([c.numpy() for c in chunks])  # (N, T, S)
+
+    def _translation(self, text: str, decoded: _Decoded, row: int) -> Translation:
+        output = self.vocab.decode_target(decoded.ids[row])
+        weights = decoded.weights[row, : len(output), : len(text)]  # (T_out, S_in)
+        return Translation(
+            source=text,
+            output=output,
+            weights=read_only(weights.copy()),
+            source_tokens=tuple(text),
+            target_tokens=tuple(output),
+        )
+
+    def _decode(self, texts: Sequence[str]) -> _Decoded:
+        """Greedy decoding of `texts` (checked), `DECODE_CHUNK` texts per network run."""
+        parts = self._decoded_chunks(texts)
+        return _Decoded(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
+
+    def _decode_chunk(self, sources: np.ndarray) -> _Decoded:
+        """Greedy decoding of `(N, S)` source ids, one network run per step."""
+        n, steps = len(sources), self.vocab.target_steps
+        dec_in = np.zeros((n, steps), dtype=np.int32)  # (N, T)
+        dec_in[:, 0] = START
+        ids = np.zeros((n, steps), dtype=np.int32)  # (N, T)
+        done = np.zeros(n, dtype=bool)
+        enc, state = self._encode(sources)  # (N, S, D), (N, D)
+        for t in range(steps):
+            logits, weights, dec = self._decode_all(dec_in, enc, state, sources)  # (N, T, ·)
+            step_logits = logits[:, t].numpy()  # (N, V)
+            step_logits[:, [PAD, START]] = -np.inf  # never predicted
+            ids[:, t] = step_logits.argmax(axis=-1)
+            done |= ids[:, t] == END
+            if done.all() or t + 1 == steps:
+                break
+            dec_in[:, t + 1] = ids[:, t]
+        return _Decoded(ids, weights.numpy(), dec.numpy(), enc.numpy())

@@ -1,0 +1,224 @@
+"""The presenter view, for a projector: the sidebar collapsed (its controls drawn in the page
+instead), larger text and charts, one chart per row. A switch at the top of every page, kept in
+the URL (`?present=true`), so a teacher's link opens straight into it. Also here: what makes the
+charts and formulas fit a phone (`NARROW_STYLE`, `CHART_SCRIPT`).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+from attnviz.drawing.projector import fonts_for_projector, for_projector
+from attnviz.ui.frame.state import slot
+
+PRESENT = slot("present", False, url=True, kept=True)  # the presenter view is on
+SCALE = 1.5  # how much larger charts' text is when presenting
+LABEL_SCALE = 1.25  # ... the model view's: its 12 px labels at 15 px, what the 22 px strip
+# above each layer's cells holds beside a top head's outline (at 18 px a title ran into them)
+FORMULA_ROOM = ".katex-display { padding: 0.25em 0; }"  # Streamlit's formula box hides what
+# overflows its height: a fraction's bar or a superscript lost 2-6 px at its edges
+SETTINGS_KEY = "presenter-settings"  # the container of the sidebar's controls while presenting
+SETTINGS_LABEL = "The sidebar's settings"  # ... and its expander's label
+STYLE = f"""<style>
+{FORMULA_ROOM}
+html {{ font-size: 21px; }}
+[data-testid="stMainBlockContainer"] {{ max-width: 100%; padding-left: 2rem; padding-right: 2rem; }}
+.st-key-{SETTINGS_KEY} {{ display: block !important; column-width: 16rem; column-gap: 2rem; }}
+.st-key-{SETTINGS_KEY} > * {{ break-inside: avoid; margin-bottom: 0.6rem; }}
+.st-key-{SETTINGS_KEY} h3 {{ font-size: 1.15rem; padding: 0.2rem 0; }}
+</style>"""  # our own constant CSS: larger text, the whole width, the controls in columns
+_RUN = threading.local()  # this script run's place for the sidebar's controls (`controls`)
+# On a phone a heatmap of 8-12 columns gets 20-30 px a cell, too narrow for its printed values
+# at the charts' 11-13 px: they ran into each other. There the values are smaller, and a heatmap
+# of more than 36 cells prints none (a tap shows any cell's value, as hovering does). Plotly
+# draws a heatmap's cells as one image in `g.hm`, then one `g.heatmap-label` per printed value.
+# Titles are smaller there too: plotly never wraps one, and a long one ran off the chart.
+NARROW_STYLE = (
+    "<style>"
+    + FORMULA_ROOM
+    + """
+@media (max-width: 640px) {
+  .js-plotly-plot g.heatmap-label text { font-size: 9px !important; }
+  .js-plotly-plot g.hm:has(> g.heatmap-label:nth-child(38)) > g.heatmap-label { display: none; }
+  .js-plotly-plot .gtitle { font-size: 12px !important; }
+  [data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] > .stPlotlyChart),
+  [data-testid="stFullScreenFrame"]:has(> .stPlotlyChart), .stPlotlyChart {
+    height: auto !important; flex-basis: auto !important; contain: none !important;
+  }
+  .js-plotly-plot .plot-container { padding-top: 28px; }
+  .js-plotly-plot .modebar-container { top: -28px !important; }
+  .js-plotly-plot .modebar { width: max-content; }  /* one row: it wrapped to two, over the title */
+  [data-testid="stDataFrame"] { margin-top: 44px; }
+  .katex-display > .katex { font-size: 1em; }
+}
+</style>"""
+)  # our own constant CSS
+# Also on a phone, where a chart's title begins at its top left corner, the chart's toolbar
+# (always shown on a touch screen, at the top right) covered the title's end: there the toolbar
+# sits in a strip of its own above the chart (the chart's boxes, sized by Streamlit to the
+# figure's height, grow by the strip); a table's toolbar (44 px above its top) covered
+# the end of what came before it: there a table leaves it room. A formula wider than the screen
+# was cut at its right edge: there it is drawn at the text's size (the rollout's lines fit).
+# Where a chart is narrower than its tick labels need (a phone, a narrow column: the figure
+# is made before the browser knows its width), the labels ran into each other. This script,
+# our own constant text, hides every tick label that would touch the one kept before it on
+# its axis, each time plotly draws a chart: rotated labels need their line height across,
+# level ones their width. Labels hidden stay in the hover (every cell's name is there). The
+# same script puts a second image button in every chart's toolbar: SVG beside the PNG. (Streamlit
+# passes it through DOMPurify, which drops a script whose text has "<" before a letter, "/" or
+# "!": no markup in it, and comparisons spaced.)
+CHART_SCRIPT_KEY = "chart-script"  # the hidden container of `CHART_SCRIPT`
+CHART_SCRIPT = r"""<script>
+(() => {
+  if (window.__attnvizTicks) return;
+  window.__attnvizTicks = true;
+  const GAP = 2;  // px between two labels, at least
+  const angleOf = (t) => {
+    const m = (t.getAttribute("transform") || "").match(/rotate\((-?[\d.]+)/);
+    return m ? Math.abs(parseFloat(m[1])) % 180 : 0;
+  };
+  const thinAxis = (texts, vertical) => {
+    texts.forEach((t) => { t.style.display = ""; });
+    const boxes = texts.map((t) => t.getBoundingClientRect());  // one layout for all
+    let kept = null;
+    texts.forEach((t, k) => {
+      const box = boxes[k];
+      if (!box.width) return;
+      const angle = angleOf(t), size = parseFloat(getComputedStyle(t).fontSize) || 12;
+      let clash = false;
+      if (kept && vertical) {
+        clash = box.top < kept.bottom + GAP && box.bottom > kept.top - GAP;
+      } else if (kept && angle > 1) {
+        const across = 1.1 * size / Math.sin(angle * Math.PI / 180);
+        clash = Math.abs((box.left + box.right) / 2 - (kept.left + kept.right) / 2) < across;
+      } else if (kept) {
+        clash = box.left < kept.right + GAP && box.right > kept.left - GAP;
+      }
+      if (clash) t.style.display = "none"; else kept = box;
+    });
+  };
+  const thin = (div) => {  // each axis's labels: `g.xtick`, `g.y2tick`... in one group
+    const axes = new Map();
+    for (const t of div.querySelectorAll("g[class$='tick'] > text")) {
+      const kind = t.parentNode.getAttribute("class") || "";
+      if (!/^[xy]\d*tick$/.test(kind)) continue;
+      const axis = t.parentNode.parentNode;
+      if (!axes.has(axis)) axes.set(axis, { vertical: kind[0] === "y", texts: [] });
+      axes.get(axis).texts.push(t);
+    }
+    for (const { vertical, texts } of axes.values()) thinAxis(texts, vertical);
+  };
+  // The toolbar's camera saves a PNG (the chart's `toImageButtonOptions`); beside it a button
+  // saves the same chart as SVG at the size shown: plotly's own SVG, by the camera's click with
+  // the format switched for that one click (plotly reads the options as it is clicked).
+  const SVG_TITLE = "Download plot as an SVG";
+  const svgIcon = () => {  // an arrow onto a line, drawn as plotly draws its icons
+    const ns = "http://www.w3.org/2000/svg";
+    const icon = document.createElementNS(ns, "svg"), path = document.createElementNS(ns, "path");
+    icon.setAttribute("viewBox", "0 0 24 24");
+    icon.setAttribute("class", "icon");
+    icon.setAttribute("height", "1em");
+    icon.setAttribute("width", "1em");
+    path.setAttribute("d", "M19 9h-4V3H9v6H5l7 7 7-7zM5 18v2h14v-2H5z");
+    icon.appendChild(path);
+    return icon;
+  };
+  const saveSvg = (div, camera) => {
+    const before = div._context.toImageButtonOptions || {};
+    div._context.toImageButtonOptions = { ...before, format: "svg", scale: 1 };
+    try { camera.click(); } finally { div._context.toImageButtonOptions = before; }
+  };
+  const addSvgButton = (div) => {
+    const camera = div.querySelector('.modebar-btn:not(.attnviz-svg)[data-title^="Download plot"]');
+    if (!camera || !div._context || div.querySelector(".attnviz-svg")) return;
+    const group = document.createElement("div"), button = document.createElement("a");
+    group.className = "modebar-group";
+    button.className = "modebar-btn attnviz-svg";
+    button.setAttribute("rel", "tooltip");
+    button.setAttribute("data-title", SVG_TITLE);
+    button.appendChild(svgIcon());
+    button.addEventListener("click", () => saveSvg(div, camera));
+    group.appendChild(button);
+    camera.parentNode.after(group);  // a group of its own: inside the camera's it wrapped
+  };
+  const drawn = (div) => { thin(div); addSvgButton(div); };
+  const watch = () => {
+    for (const div of document.querySelectorAll(".js-plotly-plot")) {
+      if (div.__attnvizTicks || typeof div.on !== "function") continue;
+      div.__attnvizTicks = true;
+      div.on("plotly_afterplot", () => drawn(div));
+      if (div._fullLayout) drawn(div);
+    }
+  };
+  let queued = false;
+  new MutationObserver(() => {
+    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; watch(); }); }
+  }).observe(document.body, { childList: true, subtree: true });
+  watch();
+})();
+</script>"""
+
+
+def presenting() -> bool:
+    """True while the presenter view is on; before the switch is first drawn (a session's first
+    run: the page's set-up comes first), what the URL says."""
+    return bool(PRESENT.get_or_linked())
+
+
+def presenter_switch() -> None:
+    """The switch (drawn at the top of every page) and, when on, the larger style."""
+    st.toggle(
+        "Presenter view",
+        help="For a projector: the sidebar's settings in the page, larger text and charts, one "
+        "chart per row. Every chart's toolbar also shows it full screen.",
+        **PRESENT.widget(),
+    )
+    st.html(STYLE if presenting() else NARROW_STYLE)
+    _RUN.slot = _RUN.area = None  # a new run: its controls' place is made when first needed
+    with st.container(key=CHART_SCRIPT_KEY):
+        st.html(CHART_SCRIPT, unsafe_allow_javascript=True)
+    hidden = f".st-key-{CHART_SCRIPT_KEY}, :has(> .st-key-{CHART_SCRIPT_KEY})"
+    st.html(f"<style>{hidden} {{display: none}}</style>")  # no space, not even a gap
+
+
+def controls_here() -> None:
+    """While presenting, have the sidebar's controls drawn here, when a page first draws one
+    (a lesson: under its text, above the page it prepares); else nothing."""
+    if presenting():
+        _RUN.slot = st.empty()
+
+
+def controls():
+    """Where the sidebar's controls go: the sidebar; while presenting, where the projector shows
+    them (the sidebar is folded away there), an open expander in the page, made where
+    `controls_here` said or where the page first draws a control, its controls side by side."""
+    if not presenting():
+        return st.sidebar
+    if getattr(_RUN, "area", None) is None:
+        place = getattr(_RUN, "slot", None)
+        with place.container() if place is not None else st.container():
+            _RUN.area = st.expander(SETTINGS_LABEL, expanded=True).container(key=SETTINGS_KEY)
+    return _RUN.area
+
+
+def chart_columns(spec: int | list[float]) -> list:
+    """Columns for charts side by side (`st.columns(spec)`); while presenting, one full-width
+    container per column instead, stacked: one chart a row on the projector."""
+    if presenting():
+        return [st.container() for _ in range(spec if isinstance(spec, int) else len(spec))]
+    return st.columns(spec)
+
+
+def readable(fig):
+    """`fig` with larger text while presenting, its size kept (`projector.fonts_for_projector`:
+    the model view's cells are sized to fit their column, its layer and head labels were
+    12 px on the projector: 15 px); else `fig`."""
+    return fonts_for_projector(fig, LABEL_SCALE) if presenting() else fig
+
+
+def enlarged(fig):
+    """`fig` made larger for the projector while presenting (`projector.for_projector`: every
+    font, the margins, the height; a figure of its own width grows whole); else `fig`."""
+    return for_projector(fig, SCALE) if presenting() else fig

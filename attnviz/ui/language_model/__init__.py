@@ -1,0 +1,1 @@
+"""The Language model page's views (its tabs)."""

@@ -1,0 +1,176 @@
+"""A training run's progress on the Learn and Language model pages: where it waits in the
+server's queue and when it should start (with the shipped model offered meanwhile), its epochs
+as they finish, then what its reports show (a translator's loss and accuracy curves and its
+probe's attention after each epoch; a page may draw its own). Drawing only: the run is
+`attnviz.learn.runs`'.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from attnviz.drawing.curves import training_curves
+from attnviz.drawing.translation import translation_figure
+from attnviz.ui.frame.charts import chart
+from attnviz.ui.frame.messages import counted, plain
+from attnviz.ui.frame.state import slot
+
+if TYPE_CHECKING:
+    from attnviz.learn.runs import RunSnapshot, TrainingRun
+
+Reports = Callable[["RunSnapshot"], None]  # draws a run's reports so far
+
+PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
+PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
+
+
+def epochs_in_words(n: int) -> str:
+    """ "1 epoch", "3 epochs"."""
+    return counted(n, "epoch")
+
+
+@st.fragment(run_every=1.0)
+def _live_progress(
+    run: TrainingRun, open_shipped: Callable[[], None] | None, draw_reports: Reports
+) -> None:
+    snapshot = run.snapshot()
+    _draw_progress(run, snapshot, open_shipped, draw_reports)
+    if not run.running:
+        st.rerun()  # the whole page: the trained model's views appear
+
+
+def progress(
+    run: TrainingRun,
+    open_shipped: Callable[[], None] | None = None,
+    draw_reports: Reports | None = None,
+) -> RunSnapshot:
+    """While the run waits or trains, a fragment redraws its progress every second; then, once.
+    `open_shipped` (a button callback) opens the shipped model of the run's task while it waits
+    (None: none is shipped); `draw_reports` draws the reports so far (default: a translator's
+    curves and probe, `translation_reports`)."""
+    snapshot = run.snapshot()
+    draw_reports = draw_reports or translation_reports
+    if run.running:
+        _live_progress(run, open_shipped, draw_reports)
+    else:
+        _draw_progress(run, snapshot, open_shipped, draw_reports)
+    return snapshot
+
+
+def _draw_progress(
+    run: TrainingRun,
+    snapshot: RunSnapshot,
+    open_shipped: Callable[[], None] | None,
+    draw_reports: Reports,
+) -> None:
+    done = len(snapshot.reports) - 1 if snapshot.reports else 0
+    words = {
+        "waiting": _waiting_words(snapshot),
+        "training": f"Training: epoch {done} of {snapshot.epochs} done ({snapshot.seconds:.0f} s)",
+        "done": f"Trained {epochs_in_words(done)} in {snapshot.seconds:.0f} s.",
+        "stopped": f"Stopped after {epochs_in_words(done)}; the best epoch is kept.",
+        "failed": f"Training failed: {snapshot.error}",
+    }[snapshot.state]
+    if snapshot.state == "failed":
+        st.error(plain(words), icon=":material/error:")
+        return
+    st.progress(min(1.0, done / max(1, snapshot.epochs)), text=words)
+    if run.running:
+        st.button("Stop", on_click=run.stop, icon=":material/stop:", key="learn_stop")
+    if snapshot.state == "waiting" and open_shipped is not None:
+        _shipped_meanwhile(open_shipped)
+    if snapshot.reports:
+        draw_reports(snapshot)
+
+
+def translation_reports(snapshot: RunSnapshot) -> None:
+    """A translator's loss and accuracy per epoch, and its probe's attention at an epoch."""
+    rows = [_history_row(r) for r in snapshot.reports]
+    chart(training_curves(rows, title="Loss and accuracy per epoch"), "training-curves",
+          key="live-curves")  # fmt: skip
+    _probe_history(snapshot)
+
+
+def _waiting_words(snapshot: RunSnapshot) -> str:
+    """Where a waiting run is in the queue and when it should start."""
+    when = (
+        "an estimate follows once the training ahead of it has finished an epoch"
+        if snapshot.starts_in is None
+        else f"it should start in about {_duration(snapshot.starts_in)}"
+    )
+    place = _ordinal(snapshot.place) if snapshot.place else "next"
+    return f"Waiting for the server's training slot: {place} in the queue; {when}."
+
+
+def _ordinal(n: int) -> str:
+    """ "1st", "2nd", "3rd", "4th", "11th", "22nd"."""
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _duration(seconds: float) -> str:
+    """ "10 s", "1 min 30 s", "12 min": rounded up to 10 s (to a minute from 10 minutes)."""
+    step = 60 if seconds >= 600 else 10
+    rounded = max(step, step * math.ceil(seconds / step))
+    minutes, rest = divmod(int(rounded), 60)
+    if not minutes:
+        return f"{rest} s"
+    return f"{minutes} min" + (f" {rest} s" if rest else "")
+
+
+def _shipped_meanwhile(open_shipped: Callable[[], None]) -> None:
+    """While the run waits, the shipped model of its task, a click away."""
+    st.caption(
+        "One training runs at a time on this server, in the order Train was pressed. Your run "
+        "stays in the queue while you look at the shipped model; come back to Train to watch it."
+    )
+    if st.button(
+        "Open the shipped model meanwhile",
+        on_click=open_shipped,
+        icon=":material/inventory_2:",
+        key="learn_shipped_meanwhile",
+    ):
+        st.rerun()  # the whole page (the button may be in the progress fragment)
+
+
+def _history_row(report) -> tuple[float, ...]:
+    nan = math.nan
+    loss = nan if report.loss is None else report.loss
+    acc = nan if report.char_accuracy is None else report.char_accuracy
+    return (
+        report.epoch,
+        loss,
+        acc,
+        report.val_char_accuracy,
+        report.val_exact_match,
+        report.seconds,
+    )
+
+
+def _probe_history(snapshot: RunSnapshot) -> None:
+    """The probe's attention after the chosen epoch: alignment forming out of uniform noise."""
+    reports = {r.epoch: r for r in snapshot.reports}
+    epochs = list(reports)
+    if PROBE_EPOCH.get() not in epochs or PROBE_EPOCH.get() == PROBE_LAST.get():
+        PROBE_EPOCH.set(epochs[-1])  # follow the newest epoch until the user picks another
+    PROBE_LAST.set(epochs[-1])
+    chosen = epochs[-1]
+    if len(epochs) > 1:
+        chosen = st.select_slider(
+            "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
+        )
+    probe = reports[chosen].probe
+    chart(
+        translation_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
+        "probe",
+        key="probe",
+    )
+    if hasattr(probe, "cross"):  # a Transformer's probe: its heads' mean, as in Translate
+        st.caption(
+            "The last layer's cross-attention, averaged over its heads; after training, the "
+            "Model view shows every head."
+        )

@@ -1,5 +1,0 @@
-"""The page script `app.py` serves (Streamlit runs it once per session and per rerun)."""
-
-from attnviz.ui.shell import main
-
-main()

@@ -1,0 +1,112 @@
+"""Tests for attnviz/drawing/plain_figure.py: plain and frozen figures draw what plotly draws."""
+
+import json
+
+import numpy as np
+import pytest
+
+from attnviz.drawing.heatmap import heatmap, heatmap_parts
+from attnviz.drawing.plain_figure import PlainFigure, frozen
+
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def test_a_frozen_figure_draws_the_same_and_builds_its_plain_form_once():
+    import plotly.graph_objects as go
+    import plotly.io
+
+    figure = heatmap(np.eye(3), kind="weights", title="eye")
+    kept = frozen(figure)
+    assert isinstance(kept, go.Figure)
+    drawn = [json.loads(plotly.io.to_json(f, validate=False)) for f in (kept, figure)]
+    assert drawn[0] == drawn[1]
+    assert kept.to_dict() is kept.to_dict()  # built once, not copied per draw
+    assert kept.layout.width == figure.layout.width
+
+
+def _heatmap_cases() -> list[dict]:
+    """Heatmaps of every kind: exact and pooled, with and without blocked cells, thumbnails."""
+    rng = np.random.default_rng(3)
+    cases = []
+    for n in (3, 16, 300):
+        signed = rng.normal(size=(n, n))
+        causal = np.triu(np.ones((n, n), bool), 1)
+        weights = np.abs(signed) / np.abs(signed).sum(axis=1, keepdims=True)
+        for kind, matrix in (("signed", signed), ("weights", weights), ("values", signed)):
+            for blocked in (None, causal):
+                for thumbnail in (False, True):
+                    cases.append(dict(matrix=matrix, kind=kind, blocked=blocked,
+                                      thumbnail=thumbnail, title=f"{XSS} {n}"))  # fmt: skip
+        cases.append(dict(matrix=signed > 0, kind="mask", row_labels=[XSS] * n))
+    return cases
+
+
+@pytest.mark.parametrize("case", _heatmap_cases(), ids=lambda case: f"{case['kind']}")
+def test_a_plain_figure_draws_exactly_what_plotlys_figure_draws(case):
+    # what Streamlit sends (the plain form as JSON) equals what plotly's own figure of the same
+    # traces and layout gives, arrays as typed arrays and the default template included
+    import plotly.graph_objects as go
+    import plotly.io
+
+    traces, layout = heatmap_parts(**case)
+    plotlys = go.Figure(data=traces, layout=layout, _validate=False)
+    plain = heatmap(**case)
+    assert isinstance(plain, go.Figure)
+    drawn = [json.loads(plotly.io.to_json(f.to_dict(), validate=False)) for f in (plain, plotlys)]
+    assert drawn[0] == drawn[1]
+    assert "template" in drawn[0]["layout"]
+
+
+def test_a_plain_figure_writes_every_kind_of_array_as_plotly_does():
+    # the typed arrays are written here, not by plotly: every dtype, order and place must give
+    # plotly's JSON (64-bit integers narrowed, bools and strings as lists, nothing under "range")
+    import plotly.graph_objects as go
+    import plotly.io
+
+    arrays = {
+        "z": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "x": np.linspace(0, 1, 4),
+        "y": np.array([1, 2, 3]),  # int64
+        "text": np.array(["<b>a</b>", "b", "c"]),
+        "customdata": np.array([True, False, True]),
+        "ids": np.arange(6, dtype=np.uint64)[::2],  # strided
+        "meta": np.arange(4, dtype=">f4"),  # big-endian
+        "hovertext": np.zeros((0,)),
+        "zmax": np.float32(2.5),  # a numpy scalar, not an array
+        "marker": {"color": np.arange(3, dtype=np.int16), "size": [np.ones(3)]},
+    }
+    traces = [{"type": "heatmap", **arrays}]
+    layout = {"xaxis": {"range": np.array([0.0, 1.0])}, "title": {"text": "arrays"}}
+    plain = PlainFigure.of(traces, layout)
+    plotlys = go.Figure(data=traces, layout=layout, _validate=False)
+    drawn = [json.loads(plotly.io.to_json(f.to_dict(), validate=False)) for f in (plain, plotlys)]
+    assert drawn[0] == drawn[1]
+    assert drawn[0]["data"][0]["z"]["dtype"] == "f4"
+
+
+def test_a_plain_figure_becomes_a_figure_when_used_as_one():
+    import copy
+    import pickle
+
+    figure = heatmap(np.eye(3), kind="weights", title="eye")
+    plain = figure.to_dict()
+    plain["layout"]["height"] = 1  # changing the plain form leaves the figure as it was
+    plain["layout"]["xaxis"]["range"][0] = 99
+    assert figure.to_dict()["layout"]["height"] != 1
+    assert figure.to_dict()["layout"]["xaxis"]["range"][0] == -0.5
+    for same in (copy.deepcopy(figure), pickle.loads(pickle.dumps(figure))):
+        assert same.to_dict() == figure.to_dict()
+    figure.update_layout(height=321)  # used as a figure: plotly's figure from then on
+    assert figure.layout.height == 321 and figure.to_dict()["layout"]["height"] == 321
+    assert figure.data[0].type == "heatmap"
+
+
+def test_threads_using_one_plain_figure_all_get_the_built_figure():
+    # a cached figure is shared by every session: the first uses build it once, the others wait
+    from concurrent.futures import ThreadPoolExecutor
+
+    figure = heatmap(np.eye(4), kind="weights", title="shared")
+    with ThreadPoolExecutor(8) as pool:
+        heights = list(pool.map(lambda _: figure.layout.height, range(64)))
+    assert heights == [figure.layout.height] * 64
+    assert [trace.type for trace in figure.data] == ["heatmap", "scatter"]

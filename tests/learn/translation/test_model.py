@@ -1,0 +1,125 @@
+"""Tests for learn/translation/model.py: greedy translation, its weights, the explorer step, bad
+input.
+
+Uses the shipped dates checkpoints (learn/checkpoints/), so nothing is trained here.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+from attnviz.core.attention import compute_attention
+from attnviz.learn import load_pretrained
+
+pytestmark = pytest.mark.slow  # builds and runs the GRU translators
+
+TEXT = "Sunday, 22 November 2026"
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {score: load_pretrained("dates", score) for score in ("dot", "general", "concat")}
+
+
+def test_translate_returns_the_iso_date_and_one_row_per_output_character(models):
+    t = models["dot"].translate(TEXT)
+    assert t.output == "2026-11-22" and t.source == TEXT
+    assert t.source_tokens == tuple(TEXT) and t.target_tokens == tuple("2026-11-22")
+    assert t.weights.shape == (10, 24) and t.weights.dtype == np.float32
+    assert not t.weights.flags.writeable
+
+
+@pytest.mark.parametrize("score", ["dot", "general", "concat"])
+def test_rows_sum_to_one_and_padding_gets_exactly_zero(models, score):
+    model = models[score]
+    for text in (TEXT, "1/2/50", "nov 22 26"):
+        weights = model.translate(text).weights
+        np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-5)
+        assert (weights >= 0).all()
+    padded = model.teacher_forced_weights([("nov 22 26", "2026-11-22")])  # (1, T, S)
+    assert padded.shape == (1, 11, 30)
+    assert (padded[0, :, 9:] == 0).all()  # 21 padding columns, every step
+    np.testing.assert_allclose(padded[0].sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_attention_looks_at_the_year_month_and_day(models):
+    weights = models["dot"].translate(TEXT).weights
+    looked_at = [TEXT[j] for j in weights.argmax(axis=1)]
+    assert looked_at[2:4] == ["2", "6"]  # year digits 3 and 4 read the year's "26"
+    assert all(c in "22" for c in looked_at[8:])  # the day digits read "22"
+
+
+def test_batches_translate_as_single_texts(models):
+    model = models["general"]
+    texts = [TEXT, "22.11.26", "THE 1ST OF MAY 1999"]
+    batch = model.translate_batch(texts)
+    for text, translated in zip(texts, batch, strict=True):
+        single = model.translate(text)
+        assert translated.output == single.output
+        np.testing.assert_allclose(translated.weights, single.weights, atol=1e-6)
+    assert [t.output for t in batch] == ["2026-11-22", "2026-11-22", "1999-05-01"]
+
+
+@pytest.mark.parametrize(
+    ("score", "names"), [("dot", []), ("general", ["W"]), ("concat", ["W_q", "W_k", "v"])]
+)
+def test_one_decoder_step_is_reproduced_by_compute_attention(models, score, names):
+    model = models[score]
+    translation = model.translate(TEXT)
+    for step in range(len(translation.output)):
+        inputs = model.attention_inputs(TEXT, step)
+        assert inputs.query.shape == (1, 64) and inputs.keys.shape == (24, 64)
+        assert sorted(inputs.params) == sorted(names) and inputs.score == score
+        assert inputs.target_tokens[step] == translation.output[step]
+        result = compute_attention(
+            inputs.query, inputs.keys, inputs.values, score=inputs.score, scale=inputs.scale,
+            params=inputs.params,
+        )  # fmt: skip
+        np.testing.assert_allclose(result.weights[0], translation.weights[step], atol=1e-5)
+
+
+def test_general_step_matches_float64_numpy(models):
+    inputs = models["general"].attention_inputs(TEXT, 5)
+    q, k = inputs.query.astype(np.float64), inputs.keys.astype(np.float64)
+    scores = q @ inputs.params["W"].astype(np.float64) @ k.T  # (1, Dq) (Dq, Dk) (Dk, S) -> (1, S)
+    exps = np.exp(scores - scores.max())
+    np.testing.assert_allclose(inputs.weights, (exps / exps.sum())[0], atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("", "`text` is empty"),
+        ("x" * 31, "too long for the dates task: 31 characters, the most is 30"),
+        ("22 nov 2026 — q", r"does not know: 'q', '—'\. Allowed: "),
+        (None, "`text` must be a string. Received: None"),
+    ],
+    ids=["empty", "long", "characters", "none"],
+)
+def test_bad_text_raises(models, text, match):
+    with pytest.raises(ValueError, match=match):
+        models["dot"].translate(text)
+
+
+def test_bad_step_raises(models):
+    with pytest.raises(ValueError, match="`step` must be from 0 to 9. Received: 10"):
+        models["dot"].attention_inputs(TEXT, 10)
+    with pytest.raises(ValueError, match="`texts` must be a non-empty list of strings"):
+        models["dot"].translate_batch(TEXT)
+    with pytest.raises(ValueError, match="`texts` must be a non-empty list of strings"):
+        models["dot"].translate_batch([])
+
+
+def test_models_survive_keras_clear_session(models):
+    before = models["concat"].translate(TEXT)
+    for _ in range(3):
+        keras.backend.clear_session()  # what Streamlit does after every script run
+    after = models["concat"].translate(TEXT)
+    assert after.output == before.output == "2026-11-22"
+    np.testing.assert_array_equal(after.weights, before.weights)
+    assert load_pretrained("dates", "concat").translate(TEXT).output == "2026-11-22"
+
+
+def test_parameter_count_counts_every_weight(models):
+    model = models["dot"]
+    assert model.parameter_count == sum(w.size for w in model.get_weights()) == 43_054
