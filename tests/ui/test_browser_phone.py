@@ -38,6 +38,10 @@ CHART_CUT = """() => Array.from(document.querySelectorAll('.js-plotly-plot'), (d
   return cut > 1 ? [(div.querySelector('.gtitle') || {}).textContent, Math.round(cut)] : null;
 }).filter((hit) => hit !== null)"""
 
+# Every chart's height on the page, in px (a chart that keeps growing is sized from its own box).
+CHART_HEIGHTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'),
+  (div) => Math.round(div.getBoundingClientRect().height))"""
+
 # Every table's toolbar (Streamlit's, above its top right corner, always shown on a touch
 # screen) that covers the element before it: [what it covers, the boxes' overlap in px].
 TABLE_TOOLBAR_ON_ABOVE = """() => Array.from(
@@ -127,6 +131,9 @@ def test_on_a_phone_nothing_covers_a_title_runs_off_the_edge_or_overlaps(phone: 
     app = phone
     app.open(f"{app.url}/language-model", charts=4)
     app.wait_for_title_starting("Rollout")
+    heights = app.read(CHART_HEIGHTS)
+    app.page.wait_for_timeout(1500)  # the charts stay the height their figures give them
+    assert app.read(CHART_HEIGHTS) == heights and max(heights) < 1000, heights
     assert app.read(TOOLBAR_ON_TITLE) == []
     assert app.read(CHART_CUT) == []
     assert app.read(TABLE_TOOLBAR_ON_ABOVE) == []

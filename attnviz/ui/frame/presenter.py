@@ -43,11 +43,12 @@ NARROW_STYLE = (
   .js-plotly-plot g.heatmap-label text { font-size: 9px !important; }
   .js-plotly-plot g.hm:has(> g.heatmap-label:nth-child(38)) > g.heatmap-label { display: none; }
   .js-plotly-plot .gtitle { font-size: 12px !important; }
-  [data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] > .stPlotlyChart),
-  [data-testid="stFullScreenFrame"]:has(> .stPlotlyChart), .stPlotlyChart {
-    height: auto !important; flex-basis: auto !important; contain: none !important;
+  [data-testid="stElementContainer"]:has(> [data-testid="stFullScreenFrame"] > .stPlotlyChart) {
+    margin-top: 28px; contain: none !important;
   }
-  .js-plotly-plot .plot-container { padding-top: 28px; }
+  [data-testid="stFullScreenFrame"]:has(> .stPlotlyChart), .stPlotlyChart {
+    contain: none !important; overflow: visible !important;
+  }
   .js-plotly-plot .modebar-container { top: -28px !important; }
   .js-plotly-plot .modebar { width: max-content; }  /* one row: it wrapped to two, over the title */
   [data-testid="stDataFrame"] { margin-top: 44px; }
@@ -57,10 +58,12 @@ NARROW_STYLE = (
 )  # our own constant CSS
 # Also on a phone, where a chart's title begins at its top left corner, the chart's toolbar
 # (always shown on a touch screen, at the top right) covered the title's end: there the toolbar
-# sits in a strip of its own above the chart (the chart's boxes, sized by Streamlit to the
-# figure's height, grow by the strip); a table's toolbar (44 px above its top) covered
-# the end of what came before it: there a table leaves it room. A formula wider than the screen
-# was cut at its right edge: there it is drawn at the text's size (the rollout's lines fit).
+# sits in a strip of its own above the chart (a margin above the chart's box: a padding inside
+# it, with the box's height left to grow, made Streamlit size the figure to the box again and
+# again, every chart growing by the strip many times a second); a table's toolbar (44 px above
+# its top) covered the end of what came before it: there a table leaves it room. A formula
+# wider than the screen was cut at its right edge: there it is drawn at the text's size (the
+# rollout's lines fit).
 # Where a chart is narrower than its tick labels need (a phone, a narrow column: the figure
 # is made before the browser knows its width), the labels ran into each other. This script,
 # our own constant text, hides every tick label that would touch the one kept before it on
