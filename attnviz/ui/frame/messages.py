@@ -51,3 +51,14 @@ def readable(check: Callable[[], object], argument: str, words: str) -> bool:
         error(plain(words + str(err).removeprefix(f"`{argument}`")))
         return False
     return True
+
+
+def unlike_training(why: str | None) -> None:
+    """Warn, when `why` says how a typed input is unlike every training input (a model's
+    `outside...` check), that the model's answer is a guess; nothing when `why` is None."""
+    if why:
+        st.warning(
+            plain(f"The model never saw an input like this: {why}. Whatever it answers is a "
+                  "guess, however confident it looks."),
+            icon=":material/warning:",
+        )  # fmt: skip

@@ -21,7 +21,7 @@ from attnviz.learn.translation.tasks import TASKS, get_task, outside_training
 from attnviz.learn.translation.vocab import Vocabulary
 from attnviz.ui.explorer.opening import Opened, reading_link, reopens, session
 from attnviz.ui.frame.loading import back_end
-from attnviz.ui.frame.messages import plain, readable, shown
+from attnviz.ui.frame.messages import plain, readable, shown, unlike_training
 from attnviz.ui.frame.navigation import go_to
 from attnviz.ui.frame.state import Slot, slot, slot_family
 
@@ -59,13 +59,7 @@ def task_text(task: str) -> str | None:
     check = Vocabulary.of(spec).check_source
     if not readable(lambda: check(typed, "input"), "input", "Your input"):
         return None  # said under the box: "Your input is empty. Type 1 to ..."
-    why = outside_training(task, typed)
-    if why:  # it can be read, but is unlike every training input
-        st.warning(
-            plain(f"The model never saw an input like this: {why}. Whatever it answers is a "
-                  "guess, however confident it looks."),
-            icon=":material/warning:",
-        )  # fmt: skip
+    unlike_training(outside_training(task, typed))  # readable, but unlike every training input
     return typed
 
 

@@ -25,7 +25,7 @@ from attnviz.learn.recipes import LM_RECIPES
 from attnviz.ui.explorer.opening import Opened, reading_link, reopens
 from attnviz.ui.frame.charts import chart
 from attnviz.ui.frame.loading import back_end
-from attnviz.ui.frame.messages import plain, readable, shown
+from attnviz.ui.frame.messages import plain, readable, shown, unlike_training
 from attnviz.ui.frame.mode import Mode
 from attnviz.ui.frame.presenter import controls
 from attnviz.ui.frame.state import slot, slot_family
@@ -149,13 +149,7 @@ def _text(task: str) -> str | None:
     )
     if not readable(lambda: spec.encode(typed, "text"), "text", "Your text"):
         return None  # said under the box: "Your text is empty. Type ..."
-    why = spec.outside(typed)
-    if why:  # it can be read, but is unlike every training sequence (Learn says the same)
-        st.warning(
-            plain(f"The model never saw an input like this: {why}. Whatever it answers is a "
-                  "guess, however confident it looks."),
-            icon=":material/warning:",
-        )  # fmt: skip
+    unlike_training(spec.outside(typed))  # readable, but unlike every training sequence
     return typed
 
 
