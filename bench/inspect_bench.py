@@ -26,7 +26,6 @@ Target: inspect, with its check, costs at most 1.3x the plain call (medians).
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -36,7 +35,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 
-from bench.report import Figure, machine_lines, table  # noqa: E402
+from bench.report import Figure, run_alone  # noqa: E402
 
 LAYERS, HEADS, WIDTH, FEED_FORWARD, TOKENS, VOCABULARY = 12, 12, 768, 3072, 128, 1000
 PADDING = 8  # padding tokens at the end of the sequence
@@ -137,19 +136,10 @@ def run(quick: bool = False) -> list[Figure]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the section on its own and print its table."""
-    from bench.sections import TITLES
-    from deploy.chromium import CHROMIUM
-
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.inspect_bench", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="fewer timed calls")
-    quick = parser.parse_args(argv).quick
-    for line in machine_lines(CHROMIUM):
-        print(f"  {line}")
-    print()
-    print(table(TITLES["inspect"], run(quick)))
-    return 0
+    return run_alone(
+        "inspect", run, argv, prog="python -m bench.inspect_bench",
+        description=__doc__.splitlines()[0], quick_help="fewer timed calls",
+    )  # fmt: skip
 
 
 def _unchecked(inspection, run, not_checked):

@@ -159,3 +159,29 @@ def table(title: str, figures: list[Figure]) -> str:
             lines.append("  ".join("-" * w for w in widths))
     notes = [f"  [{f.name}] {f.note}" for f in figures if f.note]
     return "\n".join(lines + (["notes:", *notes] if notes else []))
+
+
+def run_alone(
+    section: str,
+    run: Callable[[bool], list[Figure]],
+    argv: list[str] | None,
+    *,
+    prog: str,
+    description: str,
+    quick_help: str,
+) -> int:
+    """Run one section on its own (`python -m bench.<module> [--quick]`): print the machine,
+    then the section's table (nothing is recorded in the results file)."""
+    import argparse
+
+    from bench.sections import TITLES
+    from deploy.chromium import CHROMIUM
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    quick = parser.parse_args(argv).quick
+    for line in machine_lines(CHROMIUM):
+        print(f"  {line}")
+    print()
+    print(table(TITLES[section], run(quick)))
+    return 0

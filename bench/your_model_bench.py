@@ -30,7 +30,6 @@ rollout and a line view the floor leaves out).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -48,7 +47,7 @@ from bench.model_view_bench import (
     WAIT_ENLARGED,
 )
 from bench.pages import RunWatcher, close_page, launch_browser, new_page, settle, stamp_runs
-from bench.report import Figure, machine_lines, table
+from bench.report import Figure, run_alone
 from deploy import servers
 
 TARGET = 1.5  # most attnviz / floor ratio of the median click-to-repaint
@@ -187,20 +186,10 @@ def run(quick: bool = False) -> list[Figure]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the section on its own and print its table."""
-    from bench.sections import TITLES
-    from deploy.chromium import CHROMIUM
-
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.your_model_bench",
-        description=" ".join(__doc__.split("\n\n")[0].split()),
-    )
-    parser.add_argument("--quick", action="store_true", help="fewer timed clicks")
-    quick = parser.parse_args(argv).quick
-    for line in machine_lines(CHROMIUM):
-        print(f"  {line}")
-    print()
-    print(table(TITLES["your_model"], run(quick)))
-    return 0
+    return run_alone(
+        "your_model", run, argv, prog="python -m bench.your_model_bench",
+        description=" ".join(__doc__.split("\n\n")[0].split()), quick_help="fewer timed clicks",
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

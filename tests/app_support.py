@@ -10,6 +10,9 @@ from typing import Any
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from attnviz.ui.explorer.results import VIEW
+from attnviz.ui.frame.navigation import NEXT_PAGE
+
 APP = str(Path(__file__).parents[1] / "attnviz/ui/app/page.py")  # the page app.py serves
 FIRST_RUN_TIMEOUT = 180  # the first run imports TensorFlow (about 5 s, more on a busy box)
 # the pages that build or load a model when they open (their walk-throughs are `slow`)
@@ -91,7 +94,7 @@ def ticks(spec: dict, axis: str) -> list[str]:
 
 def open_view(at: AppTest, name: str) -> None:
     """Open a tab: AppTest cannot click one, so set the keyed tabs' state as a click does."""
-    at.session_state["view"] = name
+    at.session_state[VIEW.key] = name
     at.run()
     assert_ok(at)
 
@@ -126,7 +129,7 @@ def preset_box(at: AppTest):
 def open_page(at: AppTest, name: str) -> None:
     """Open any page of the site by its URL path ("lesson-4", "start", a mode's name), as the
     shell does when a button asks for one."""
-    at.session_state["next_page"] = name
+    at.session_state[NEXT_PAGE.key] = name
     at.run()
 
 

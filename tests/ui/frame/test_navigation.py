@@ -4,11 +4,15 @@ import app_support as ui
 from app_support import APP, FIRST_RUN_TIMEOUT
 from streamlit.testing.v1 import AppTest
 
+from attnviz.ui.explorer.results import VIEW
+from attnviz.ui.frame.navigation import NEXT_PAGE, NEXT_SETUP
+from attnviz.ui.pages.matrices import PRESET
+
 
 def test_a_requested_page_opens_on_the_next_run_once():
     at = AppTest.from_file(APP, default_timeout=60)
     at.run(timeout=FIRST_RUN_TIMEOUT)
-    at.session_state["next_page"] = "cross"  # what `go_to("cross")` stores in a callback
+    at.session_state[NEXT_PAGE.key] = "cross"  # what `go_to("cross")` stores in a callback
     at.run()
     ui.assert_ok(at)
     assert ui.current_mode(at) == "cross"
@@ -43,11 +47,11 @@ def test_a_requested_page_opens_prepared_as_asked_once():
     # a shipped Transformer, with no page importing another)
     at = AppTest.from_file(APP, default_timeout=60)
     at.run(timeout=FIRST_RUN_TIMEOUT)
-    at.session_state["next_page"] = "matrices"
-    at.session_state["next_setup"] = {"preset": "07_attention_sinks", "view": "Lines"}
+    at.session_state[NEXT_PAGE.key] = "matrices"
+    at.session_state[NEXT_SETUP.key] = {"preset": "07_attention_sinks", "view": "Lines"}
     at.run()
     ui.assert_ok(at)
     assert ui.current_mode(at) == "matrices"
-    assert at.session_state["preset"] == "07_attention_sinks"
-    assert at.session_state["view"] == "Lines"
+    assert at.session_state[PRESET.key] == "07_attention_sinks"
+    assert at.session_state[VIEW.key] == "Lines"
     assert "next_setup" not in at.session_state  # taken: the next request starts afresh

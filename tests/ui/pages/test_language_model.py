@@ -255,7 +255,7 @@ def test_training_here_draws_the_phase_change_and_the_probe_heads(monkeypatch):
     at = _open(lm_model="Train", lm_epochs="2", lm_sequences="512")
     at.button(key="lm_train").click().run()
     ui.assert_ok(at)
-    (run,) = at.session_state["lm_runs"].values()
+    (run,) = at.session_state[language_model.RUNS.key].values()
     snapshot = run.join(timeout=180)
     assert snapshot.state == "done", snapshot.error
     ((task, network, training),) = asked  # what the page asked for

@@ -16,6 +16,7 @@ from attnviz.learn.runs import TrainingRun
 from attnviz.learn.translation.tasks import get_task
 from attnviz.learn.translation.training import EpochReport
 from attnviz.ui.controls.sidebar import SEED
+from attnviz.ui.explorer.results import VIEW
 from attnviz.ui.pages import learn
 
 pytestmark = pytest.mark.slow  # loads, runs and trains models
@@ -126,7 +127,7 @@ def test_one_step_opens_in_the_explorer_with_the_models_own_weights(score):
     assert ui.preset_box(at).options[0].startswith("From " + came)
     assert f"Q, K and V of {came}{score} score, step 3" in ui.captions(at)
     assert ("The score's weights are the trained ones" in ui.captions(at)) == (score != "dot")
-    at.session_state["view"] = "Heatmaps"
+    at.session_state[VIEW.key] = "Heatmaps"
     at.run()
     expected = model.translate(text).weights[3]
     np.testing.assert_allclose(ui.weights(at)[0], expected, atol=1e-5)
@@ -305,7 +306,7 @@ def test_a_head_opens_step_by_step_in_the_explorer_with_its_own_weights(transfor
     ui.assert_ok(at)
     assert ui.current_mode(at) == "matrices"
     assert "the shipped Transformer (Dates → ISO 8601), cross · layer 0 · head 1" in ui.captions(at)
-    at.session_state["view"] = "Heatmaps"
+    at.session_state[VIEW.key] = "Heatmaps"
     at.run()
     expected = transformer.trace(get_task("dates").example[0]).translation.cross[0, 1]
     np.testing.assert_allclose(ui.weights(at), expected, atol=1e-5)

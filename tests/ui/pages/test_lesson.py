@@ -13,6 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnviz.lessons import LESSONS
+from attnviz.ui.explorer.results import VIEW
 from attnviz.ui.frame.navigation import NEXT_PAGE
 from attnviz.ui.frame.presenter import PRESENT
 from attnviz.ui.frame.state import Slot, declared_keys
@@ -114,7 +115,7 @@ def test_a_link_to_a_lesson_with_the_learners_changes_opens_them_on_the_prepared
     ui.assert_ok(at)
     assert at.toggle(key="pos").value is False
     assert at.text_area[0].value == "a b a"
-    assert at.session_state["view"] == LESSONS[5].setup["view"]  # the lesson's own tab
+    assert at.session_state[VIEW.key] == LESSONS[5].setup["view"]  # the lesson's own tab
 
 
 def test_a_lessons_url_carries_only_the_learners_changes():

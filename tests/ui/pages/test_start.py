@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz.lessons import LESSONS
 from attnviz.lessons.first_look import first_look
+from attnviz.ui.frame.navigation import NEXT_PAGE
 from attnviz.ui.pages import MODES
 
 
@@ -23,7 +24,7 @@ def test_the_first_look_weights_are_softmax_of_the_dot_products():
 
 def test_the_start_page_shows_the_picture_and_the_way_in():
     at = ui.new_session("Bogus")  # an unknown page: the app's first page
-    at.session_state["next_page"] = "start"
+    at.session_state[NEXT_PAGE.key] = "start"
     at.run()
     ui.assert_ok(at)
     text = " ".join(m.value for m in at.markdown)
