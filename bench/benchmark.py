@@ -166,6 +166,12 @@ def _lm(args: argparse.Namespace) -> Runner:
     return lm_bench.figures
 
 
+def _exercises(args: argparse.Namespace) -> Runner:
+    from bench import exercises_bench
+
+    return exercises_bench.run
+
+
 # Per section, what builds its runner from the arguments (each imports its module only when
 # its section runs: TensorFlow and Playwright are slow to import).
 RUNNERS: dict[str, Callable[[argparse.Namespace], Runner]] = {
@@ -181,6 +187,7 @@ RUNNERS: dict[str, Callable[[argparse.Namespace], Runner]] = {
     "load": _load,
     "learn": _learn,
     "lm": _lm,
+    "exercises": _exercises,
 }
 
 

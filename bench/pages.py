@@ -83,9 +83,11 @@ PROBLEMS = """() => ({
 
 # Run before the page's own scripts: every WebSocket the page opens stamps (performance.now())
 # each rerun request it sends and each successful `script_finished` it receives, before the
-# page's own handlers see it. A message's type is read from its top-level protobuf fields:
-# BackMsg `rerun_script` (%(rerun)d), ForwardMsg `script_finished` (%(finished)d) with status
-# FINISHED_SUCCESSFULLY (%(ok)d); the numbers come from Streamlit's protos.
+# page's own handlers see it, and (in `fragments`) each successful end of a fragment's run
+# (`st.fragment`). A message's type is read from its top-level protobuf fields: BackMsg
+# `rerun_script` (%(rerun)d), ForwardMsg `script_finished` (%(finished)d) with status
+# FINISHED_SUCCESSFULLY (%(ok)d) or FINISHED_FRAGMENT_RUN_SUCCESSFULLY (%(fragment)d); the
+# numbers come from Streamlit's protos.
 STAMP_RUNS = """(() => {
   const field = (bytes, wanted) => {  // [wire type, varint value or length] of a field, or null
     let i = 0;
@@ -107,7 +109,7 @@ STAMP_RUNS = """(() => {
   const bytesOf = (data) => data instanceof ArrayBuffer ? new Uint8Array(data)
     : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
     : null;
-  window.__runs = {requested: [], ended: []};
+  window.__runs = {requested: [], ended: [], fragments: []};
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {
@@ -116,6 +118,7 @@ STAMP_RUNS = """(() => {
         const now = performance.now(), bytes = bytesOf(event.data);
         const found = bytes && field(bytes, %(finished)d);
         if (found && found[0] === 0 && found[1] === %(ok)d) window.__runs.ended.push(now);
+        if (found && found[0] === 0 && found[1] === %(fragment)d) window.__runs.fragments.push(now);
       });
     }
     send(data) {
@@ -153,6 +156,7 @@ def stamp_runs() -> str:
         "rerun": BackMsg.DESCRIPTOR.fields_by_name["rerun_script"].number,
         "finished": ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number,
         "ok": ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY"),
+        "fragment": ForwardMsg.ScriptFinishedStatus.Value("FINISHED_FRAGMENT_RUN_SUCCESSFULLY"),
     }
 
 
@@ -164,7 +168,11 @@ class RunWatcher:
 
         self._parse = ForwardMsg.FromString
         self._ok = ForwardMsg.ScriptFinishedStatus.Value("FINISHED_SUCCESSFULLY")
+        self._fragment_ok = ForwardMsg.ScriptFinishedStatus.Value(
+            "FINISHED_FRAGMENT_RUN_SUCCESSFULLY"
+        )
         self.finished = 0  # runs that finished successfully
+        self.fragments = 0  # fragments' runs (`st.fragment`) that finished successfully
         self.other = 0  # runs that ended otherwise (interrupted, compile error)
         self.exceptions = 0  # exception elements the script sent (tracebacks)
         page.on("websocket", lambda ws: ws.on("framereceived", self._on_frame))
@@ -177,24 +185,29 @@ class RunWatcher:
         if kind == "script_finished":
             if msg.script_finished == self._ok:
                 self.finished += 1
+            elif msg.script_finished == self._fragment_ok:
+                self.fragments += 1
             else:
                 self.other += 1
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             self.exceptions += msg.delta.new_element.WhichOneof("type") == "exception"
 
-    async def wait_for(self, count: int, timeout_s: float = 120) -> None:
-        """Wait until `count` runs have finished successfully."""
+    async def wait_for(self, count: int, timeout_s: float = 120, fragments: bool = False) -> None:
+        """Wait until `count` runs (`fragments`: fragments' runs) have finished successfully."""
         deadline = time.monotonic() + timeout_s
-        while self.finished < count:
+        while (self.fragments if fragments else self.finished) < count:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"run {count} did not finish within {timeout_s} s")
+                what = "fragment run" if fragments else "run"
+                raise RuntimeError(f"{what} {count} did not finish within {timeout_s} s")
             await asyncio.sleep(0.02)
 
 
-async def settle(page: Any, watcher: RunWatcher, runs: int, timeout_s: float = 120) -> int:
-    """Wait until `runs` runs have finished and the page shows none going on; returns how many
-    plotly charts the page then shows."""
-    await watcher.wait_for(runs, timeout_s)
+async def settle(
+    page: Any, watcher: RunWatcher, runs: int, timeout_s: float = 120, fragments: bool = False
+) -> int:
+    """Wait until `runs` runs (`fragments`: fragments' runs) have finished and the page shows
+    none going on; returns how many plotly charts the page then shows."""
+    await watcher.wait_for(runs, timeout_s, fragments)
     await page.wait_for_function(IDLE, polling=50, timeout=timeout_s * 1000)
     return len(await chart_titles(page))
 

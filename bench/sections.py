@@ -21,6 +21,7 @@ SECTIONS = (  # in the order they run
     "load",
     "learn",
     "lm",
+    "exercises",
 )
 TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
@@ -41,4 +42,6 @@ TITLES = {
     "learn": "11. Learn: training vs plain fit, time to 99 %, other sessions while one trains",
     "lm": "12. Language model: train_lm vs a plain fit of the same model, time to 95 % "
     "in-context accuracy",
+    "exercises": "13. Exercises: an answer checked → its chart revealed, vs a floor page drawing "
+    "the same chart (bench/floor_exercise.py)",
 }

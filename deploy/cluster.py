@@ -17,7 +17,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from deploy import servers
@@ -34,6 +34,7 @@ class Cluster:
     replicas: list[servers.Server]  # replica i answers as `replica_id(i)`: "r1", "r2", ...
     nginx: servers.Server  # its url is the cluster's address
     prefix: Path  # nginx's folder: nginx.conf, access.log, temp files
+    env: dict[str, str] = field(default_factory=dict)  # added to every replica's environment
 
     @property
     def url(self) -> str:
@@ -49,7 +50,7 @@ class Cluster:
         index = int(name.removeprefix("r")) - 1
         old = self.replicas[index]
         old.kill()
-        self.replicas[index] = servers.wait_healthy(_start_replica(old.name, _port(old)))
+        self.replicas[index] = servers.wait_healthy(_start_replica(old.name, _port(old), self.env))
         return self.replicas[index]
 
     def died(self) -> list[str]:
@@ -72,8 +73,11 @@ def _port(server: servers.Server) -> int:
     return int(server.url.rsplit(":", 1)[1])
 
 
-def _start_replica(app: str, port: int | None = None) -> servers.Server:
-    return servers.start(app, port=port, env={"STREAMLIT_SERVER_COOKIE_SECRET": _SECRET})
+def _start_replica(
+    app: str, port: int | None = None, env: dict[str, str] | None = None
+) -> servers.Server:
+    env = {**(env or {}), "STREAMLIT_SERVER_COOKIE_SECRET": _SECRET}
+    return servers.start(app, port=port, env=env)
 
 
 def nginx_missing() -> str | None:
@@ -83,9 +87,17 @@ def nginx_missing() -> str | None:
     return None
 
 
-def start(replicas: int, app: str = "attnviz", host: str = "127.0.0.1", port: int = 0) -> Cluster:
+def start(
+    replicas: int,
+    app: str = "attnviz",
+    host: str = "127.0.0.1",
+    port: int = 0,
+    env: dict[str, str] | None = None,
+) -> Cluster:
     """Start `replicas` servers of `app` ("attnviz", or the benchmark's "floor") and nginx in
     front of them on `host`:`port` (0: a free port); returns when nginx answers health checks.
+    `env` is added to every replica's environment, also of those restarted later (e.g.
+    `ATTNVIZ_REDIS_URL`, `deploy.redis`: the replicas then share their classes).
 
     Raises:
         ValueError: for fewer than 1 replica.
@@ -95,7 +107,7 @@ def start(replicas: int, app: str = "attnviz", host: str = "127.0.0.1", port: in
         raise ValueError(f"A cluster needs at least 1 replica. Received replicas={replicas}.")
     if reason := nginx_missing():
         raise RuntimeError(reason)
-    started = [_start_replica(app) for _ in range(replicas)]  # they start side by side
+    started = [_start_replica(app, env=env) for _ in range(replicas)]  # they start side by side
     for server in started:
         servers.wait_healthy(server)
     prefix = Path(tempfile.mkdtemp(prefix="attnviz-nginx-"))
@@ -106,7 +118,7 @@ def start(replicas: int, app: str = "attnviz", host: str = "127.0.0.1", port: in
     command = [NGINX, "-p", str(prefix), "-e", "stderr", "-c", str(config)]
     local = "127.0.0.1" if host in ("0.0.0.0", "") else host
     nginx = servers.spawn("nginx", command, prefix, f"http://{local}:{port}", {})
-    cluster = Cluster(started, nginx, prefix)
+    cluster = Cluster(started, nginx, prefix, dict(env or {}))
     try:
         servers.wait_healthy(nginx)
     except RuntimeError:

@@ -33,8 +33,9 @@ os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 # two runs each: 77-89 CPU-s and 41-49 s with two threads, 72-80 CPU-s and 39-44 s with one).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# The browser fixtures, registered once so the session has one Chromium and one Playwright.
-pytest_plugins = ["browser_support"]
+# The browser fixtures, registered once so the session has one Chromium and one Playwright; the
+# Redis fixtures likewise (one redis-server per test process).
+pytest_plugins = ["browser_support", "redis_support"]
 
 # The files that take longest (`--durations` of the full run, 2026-11-27, with the grouping
 # working), longest first; the browser files' tests form one group (below), 160 s in all, which

@@ -1015,6 +1015,24 @@ def test_multi_head_shows_how_one_head_s_q_k_v_are_made():
     np.testing.assert_allclose(ui.values(at, "Q = X · W_Q"), result.query_heads[0, 2], atol=1e-5)
 
 
+def test_multi_head_weights_made_to_differ_look_where_the_page_says():
+    at = ui.new_session("multihead", way="bidirectional", mh_weights=multihead.MADE)
+    ui.assert_ok(at)
+    spec = ui.chart(at, multihead.HEADS_TITLE)
+    (values,) = [d for d in spec["data"] if d.get("name") == "weights"]
+    heads = np.nan_to_num(ui.grid_blocks(ui.decode(values["z"]), 1, 4)[0])  # (4, T, T)
+    n = 8  # "Le chat est assis sur le tapis .": the first sentence, drawn
+    rows = np.arange(n)
+    assert heads[0, rows[1:], rows[1:] - 1].mean() >= 0.9  # the previous token
+    assert heads[1, rows, rows].mean() >= 0.9  # itself
+    assert heads[2, rows, 0].mean() >= 0.9  # the first token
+    assert heads[3, rows[:-1], rows[:-1] + 1].mean() >= 0.9  # the next token
+    assert "head 0 looks at the previous token" in ui.captions(at)
+    assert "built by hand, not learned" in ui.captions(at)
+    at.number_input(key=multihead.HEADS.key).set_value(16).run()  # 1 feature per head
+    assert not at.exception and "at least 2" in ui.errors(at)[0]
+
+
 @pytest.mark.parametrize(
     ("page", "fields", "said"),
     [

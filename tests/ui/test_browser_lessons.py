@@ -37,7 +37,9 @@ def test_back_after_opening_a_head_step_by_step_returns_to_lesson_10_as_it_was(a
     # its model view with the same head enlarged (not the GRU, Learn's default, as the URL
     # does not name the model). Forward: the explorer on that head again.
     app.open(f"{app.url}/lesson-9", charts=0)
-    app.page.get_by_role("link", name="Next: What trained heads do").click()  # as a class does
+    app.page.get_by_role(
+        "link", name="Next: What trained heads do"
+    ).first.click()  # as a class does
     _wait_for_lesson(app, 10, "What trained heads do")
     enlarged = app.wait_for_title_starting("cross · ", OPEN_SECONDS)
     assert app.read(CHOSEN, "learn_arch") == ["Transformer"]
@@ -63,3 +65,36 @@ def test_back_after_opening_a_head_step_by_step_returns_to_lesson_10_as_it_was(a
     # on the tab it was opened on (the URL names it), not the explorer's first
     expect(app.page.get_by_role("tab", name="Step by step", selected=True)).to_be_visible()
     assert app.exceptions() == 0 and app.alerts() == [] and app.errors == []
+
+
+def test_one_back_leaves_a_page_opened_by_a_link_after_a_change(app: App):
+    # A control changed on the Matrices page (the score), then another page opened by a link:
+    # that page writes its own fields as it opens, which Streamlit pushed as a second entry, so
+    # Back stayed on the new page once (ui/app/history.py). One Back returns to Matrices with
+    # the change; Forward returns to the page opened.
+    app.open(f"{app.url}/matrices", charts=4)
+    app.page.get_by_text("general", exact=True).first.click()
+    app.wait_until(
+        "(page) => page.idle() && window.location.search.includes('score=general')", None,
+        "the general score in the URL", OPEN_SECONDS,
+    )  # fmt: skip
+    before = app.read("() => window.history.length")
+    app.page.get_by_role("button", name="Pages").click()
+    app.page.get_by_role("link", name="Multi-head").click()
+    app.wait_until(
+        "(page) => page.idle() && window.location.pathname.endsWith('/multihead')"
+        " && page.titles().length > 0", None, "the Multi-head page", OPEN_SECONDS,
+    )  # fmt: skip
+    assert app.read("() => window.history.length") == before + 1  # one entry for the switch
+    app.page.go_back()
+    app.wait_until(
+        "(page) => page.idle() && window.location.pathname.endsWith('/matrices')"
+        " && window.location.search.includes('score=general')", None,
+        "the Matrices page, general score, after one Back", OPEN_SECONDS,
+    )  # fmt: skip
+    app.page.go_forward()
+    app.wait_until(
+        "(page) => page.idle() && window.location.pathname.endsWith('/multihead')", None,
+        "the Multi-head page again", OPEN_SECONDS,
+    )  # fmt: skip
+    assert app.exceptions() == 0 and app.errors == []

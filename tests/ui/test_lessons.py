@@ -124,3 +124,29 @@ def test_lesson_1s_try_this_adds_up():
     k[1] = [0, 9, 0]
     after = q @ k.T
     assert (before[1, 1], after[1, 1]) == (5, 9) and (before[0, 1], after[0, 1]) == (4, 0)
+
+
+def test_lesson_5s_answer_reads_the_chart_the_page_draws():
+    # "with seed 0, key 2 wins queries 1, 2 and 3, and only query 0 keeps its own key": the
+    # Compare tab's B (the general score, the first other) as the page draws it
+    at = ui.new_session("matrices")
+    ui.open_page(at, "lesson-5")
+    ui.assert_ok(at)
+    (title,) = [t for t in ui.titles(at) if t.startswith("B: general")]
+    b = np.nan_to_num(ui.values(at, title), nan=0.0)
+    assert b.argmax(axis=1).tolist() == [0, 2, 2, 2]
+    assert "key 2 wins queries 1, 2 and 3" in LESSONS[4].why
+
+
+def test_lesson_7s_answer_reads_the_heads_the_page_draws():
+    # "Head 0's: ... each row's bright cell sits one column left of the diagonal. The average
+    # looks like no single head": head 0 looks at i − 1; the average is flatter than it
+    at = ui.new_session("matrices")
+    ui.open_page(at, "lesson-7")
+    ui.assert_ok(at)
+    head = np.nan_to_num(ui.values(at, "Head 0 (enlarged)"), nan=0.0)  # (T, T) weights
+    rows = np.arange(1, head.shape[0])
+    assert (head[rows].argmax(axis=1) == rows - 1).all()
+    average = np.nan_to_num(ui.values(at, "Average of the heads"), nan=0.0)
+    assert average.max(axis=1).mean() < head.max(axis=1).mean()
+    assert LESSONS[6].why.startswith("Head 0's") and "left of the diagonal" in LESSONS[6].why

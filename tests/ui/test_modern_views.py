@@ -52,7 +52,7 @@ def test_packed_documents_and_chunks_and_prefix():
 def test_bad_mask_values_are_said_in_the_sidebar_and_the_page_stays_up():
     at = ui.new_session("matrices", **TEXTS, documents="2, x")
     assert any("whole numbers separated by commas" in e.value for e in at.sidebar.error)
-    assert any("sidebar points out" in i.value for i in at.info)
+    assert any("pointed out in the sidebar" in i.value for i in at.info)
     at.text_input(key="documents").set_value("2, 4").run()
     ui.assert_ok(at)
     at = ui.new_session("matrices", **TEXTS, sinks_on="true", sinks="9", window_on="true")

@@ -4,6 +4,9 @@
 app.py` (the checkout's entry, which builds its `st.App` from the same `PAGE` and `lifespan`)
 serve the page script `attnviz/ui/app/page.py` once per session and per rerun.
 
+Its middleware (`history.HistoryScript`) puts a script in the page's head that gives each thing
+the user does one browser-history entry.
+
 The lifespan hook starts a background thread that imports TensorFlow and traces the attention
 graph as soon as the first page has drawn its inputs and controls (or 10 s after the server
 starts, if no one has come yet): the page appears as fast as a plain Streamlit page, and the
@@ -18,10 +21,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 
+from attnviz.ui.app.history import HistoryScript
 from attnviz.ui.frame.server_config import WARM_UP_ENV
 
 PAGE = Path(__file__).resolve().parent / "page.py"  # the page script, found wherever installed
+MIDDLEWARE = [Middleware(HistoryScript)]  # one history entry per thing the user does (`history`)
 
 
 @asynccontextmanager
@@ -35,4 +41,4 @@ async def lifespan(_app: st.App):
     yield
 
 
-app = st.App(PAGE, lifespan=lifespan)
+app = st.App(PAGE, lifespan=lifespan, middleware=MIDDLEWARE)

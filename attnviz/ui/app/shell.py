@@ -16,7 +16,10 @@ import streamlit as st
 
 from attnviz.lessons import LESSONS, Lesson
 from attnviz.ui.app.warmup import note_while_loading
+from attnviz.ui.classroom.student import back_link as back_to_class
+from attnviz.ui.exercises import progress
 from attnviz.ui.frame import navigation
+from attnviz.ui.frame.explained import GLOSSARY_PAGE
 from attnviz.ui.frame.loading import new_run, page_run
 from attnviz.ui.frame.messages import error
 from attnviz.ui.frame.mode import Mode
@@ -31,6 +34,11 @@ from attnviz.ui.frame.state import (
 )
 from attnviz.ui.pages import MODES, MODES_BY_NAME, find_mode
 from attnviz.ui.pages import lesson as lesson_page
+from attnviz.ui.pages.class_room import INTRO as CLASS_INTRO
+from attnviz.ui.pages.class_room import PAGE as CLASS_PAGE
+from attnviz.ui.pages.class_room import draw_class_room
+from attnviz.ui.pages.glossary import INTRO as GLOSSARY_INTRO
+from attnviz.ui.pages.glossary import draw_glossary
 from attnviz.ui.pages.start import draw_start
 
 START = "start"  # the start page's name; it is the site's default page, at `/`
@@ -67,6 +75,7 @@ def _page_frame(
     with switch:
         presenter_switch()
     st.caption(intro)
+    back_to_class(pages, name)  # a student in a class, exploring: one tap back to it
     with note_while_loading():  # a server warming up: what loads, until the page is drawn
         try:
             draw()
@@ -98,18 +107,36 @@ def _run_start(pages: dict[str, st.Page]) -> None:
     _page_frame(partial(draw_start, pages, MODES), INTRO, pages, START)
 
 
+def _run_glossary(pages: dict[str, st.Page]) -> None:
+    lesson_page.forget_prepared()
+    _page_frame(draw_glossary, GLOSSARY_INTRO, pages, GLOSSARY_PAGE)
+
+
+def _run_class(pages: dict[str, st.Page]) -> None:
+    lesson_page.forget_prepared()
+    _page_frame(partial(draw_class_room, pages), CLASS_INTRO, pages, CLASS_PAGE)
+
+
 def _pages() -> dict[str, st.Page]:
-    """Every page of the site by URL path: the start page (the default, at `/`), the lessons
-    and the modes."""
+    """Every page of the site by URL path: the start page (the default, at `/`), the glossary,
+    the lessons and the modes."""
     pages: dict[str, st.Page] = {}
     pages[START] = st.Page(
         partial(_run_start, pages), title="Start", icon=":material/home:", url_path=START,
         default=True,
     )  # fmt: skip
+    pages[GLOSSARY_PAGE] = st.Page(
+        partial(_run_glossary, pages), title="Glossary", icon=":material/menu_book:",
+        url_path=GLOSSARY_PAGE,
+    )  # fmt: skip
+    pages[CLASS_PAGE] = st.Page(
+        partial(_run_class, pages), title="Class", icon=":material/groups:", url_path=CLASS_PAGE
+    )
     for lesson in LESSONS:
+        finished = " ✓" if progress.lesson_finished(lesson.number) else ""
         pages[lesson.slug] = st.Page(
             partial(_run_lesson, lesson, pages),
-            title=f"{lesson.number}. {lesson.title}",
+            title=f"{lesson.number}. {lesson.title}{finished}",
             url_path=lesson.slug,
         )
     for mode in MODES:
@@ -120,9 +147,10 @@ def _pages() -> dict[str, st.Page]:
 
 
 def _sections(pages: dict[str, st.Page]) -> dict[str, list[st.Page]]:
-    """The navigation's menus: the start page, the lessons in order, the pages to explore."""
+    """The navigation's menus: the start page and the glossary, the lessons in order, the
+    pages to explore."""
     return {
-        "": [pages[START]],
+        "": [pages[START], pages[GLOSSARY_PAGE], pages[CLASS_PAGE]],
         "Lessons": [pages[lesson.slug] for lesson in LESSONS],
         "Explore": [pages[mode.name] for mode in MODES],
     }
@@ -163,6 +191,7 @@ def main() -> None:
     new_run()  # no model built, no chart-code script drawn yet (`loading`)
     upgraded = not URL_RESTORED.get() and upgrade_old_links()
     restore_texts_from_url(URL_TEXTS, URL_RESTORED)
+    progress.read_url()
     pages = _pages()
     current = st.navigation(_sections(pages), position="top")
     _follow_links(pages, current)

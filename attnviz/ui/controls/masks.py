@@ -76,7 +76,7 @@ def mask_controls(way_decides: str = "") -> tuple[dict[str, object], bool]:
     """Draw the masks; return the `AttentionSettings` fields they set and whether the padding
     mask is on. `way_decides` (Multi-head): the causal and padding masks are the way of
     attention's, said in these words instead of switches."""
-    side = controls()
+    side = controls("masks")
     side.subheader("Masks")
     if way_decides:
         side.caption(way_decides)
@@ -95,9 +95,12 @@ def mask_controls(way_decides: str = "") -> tuple[dict[str, object], bool]:
             help="No query may attend a key marked as padding.",
             **PADDING.widget("value"),
         )
+    rules = controls("mask rules")  # prefix-LM, window, sinks, chunks, packed documents
+    if rules is not side:  # a lesson folded them away apart from causal and padding
+        rules.subheader("More masks")
     for rule in SIZED:
         found[rule.name] = _sized(rule)
-    lengths = side.text_input(
+    lengths = rules.text_input(
         "Packed documents (lengths)",
         placeholder="e.g. 3, 4, 2 — empty: one document",
         help="Several sequences packed in one row: each token attends only within its own "
@@ -109,7 +112,7 @@ def mask_controls(way_decides: str = "") -> tuple[dict[str, object], bool]:
 
 
 def _sized(rule: Sized) -> int | None:
-    side = controls()
+    side = controls("mask rules")
     if not side.toggle(rule.label, help=rule.help, **rule.on.widget()):
         return None
     return int(

@@ -38,7 +38,7 @@ def position_controls(rope_needs: str = "", heads: bool = False) -> dict[str, ob
     """Draw the position scheme; return the `AttentionSettings` fields it sets. `rope_needs`
     says what RoPE needs of the inputs here, if anything (shown under the choice); `heads`:
     the page has many heads, each with its own ALiBi slope (no slope to choose)."""
-    side = controls()
+    side = controls("positions")
     side.subheader("Positions")
     scheme = side.radio(
         "Position scheme",

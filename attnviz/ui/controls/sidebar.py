@@ -27,6 +27,9 @@ MASK_VALUE = slot("mask_value", DEFAULTS.mask_value, url=True)
 SEED = slot("seed", DEFAULTS.seed, url=True)
 OWN = {s.key: s for s in (SCORE, SCALE, MASK_VALUE)}  # the settable controls drawn here
 SETTABLE = OWN | masks.SLOTS | positions.SLOTS  # what a preset may set
+GROUPS = ("score", "masks", "mask rules", "positions", "scale", "masked logits", "seed")  # the
+# groups of controls a lesson may name (`Lesson.controls`: it shows those and folds the others
+# away). "masks": causal and padding; "mask rules": prefix-LM, window, sinks, chunks, documents
 SIDEBAR_TEX_CHARS = 60  # TeX longer than this (the concat score) is broken over two lines
 MASK_VALUE_CAPTIONS = {
     "-inf": "exact: a row with no allowed key gets zeros",
@@ -100,7 +103,7 @@ def _fit_sidebar(tex: str) -> str:
 
 def score_control() -> str:
     """The score function, with its formula."""
-    side = controls()
+    side = controls("score")
     side.subheader("Scoring")
     score = side.radio(
         "Score function",
@@ -114,13 +117,12 @@ def score_control() -> str:
 
 def scale_and_mask_value_controls() -> tuple[bool, str]:
     """√Dk scaling and what masked logits become."""
-    side = controls()
-    scale = side.toggle(
+    scale = controls("scale").toggle(
         "Scale by √Dk",
         help="Divide every score by the square root of the key size Dk.",
         **SCALE.widget("value"),
     )
-    mask_value = side.radio(
+    mask_value = controls("masked logits").radio(
         "Masked logits become",
         list(MASK_VALUE_CAPTIONS),
         captions=list(MASK_VALUE_CAPTIONS.values()),
@@ -132,7 +134,7 @@ def scale_and_mask_value_controls() -> tuple[bool, str]:
 def seed_control() -> int:
     """The seed of learned weights and projections."""
     return int(
-        controls().number_input(
+        controls("seed").number_input(
             "Seed (learned weights, projections)",
             min_value=0,
             max_value=limits.MAX_SEED,

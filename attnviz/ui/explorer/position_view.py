@@ -12,7 +12,7 @@ from attnviz.drawing.stages import SequenceView, rotated_figures
 from attnviz.inputs.probe import position_probe
 from attnviz.ui.frame.charts import chart
 from attnviz.ui.frame.messages import shown
-from attnviz.ui.frame.presenter import chart_columns
+from attnviz.ui.frame.presenter import chart_columns, where_settings
 
 
 def position_view(view: SequenceView, sinusoidal: bool = False) -> None:
@@ -28,7 +28,7 @@ def position_view(view: SequenceView, sinusoidal: bool = False) -> None:
             else "No position scheme is on. "
         )
         st.info(
-            f"{before}Choose RoPE or ALiBi under **Positions** in the sidebar to see the "
+            f"{before}Choose RoPE or ALiBi under **Positions** {where_settings()} to see the "
             "pattern it alone gives the scores.",
             icon=":material/info:",
         )

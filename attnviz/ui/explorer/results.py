@@ -34,7 +34,7 @@ from attnviz.ui.explorer.tiled_view import tiled_view
 from attnviz.ui.frame.charts import chart, fit_toggle, folded, line_view
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import counted, error, plain
-from attnviz.ui.frame.presenter import chart_columns, presenting
+from attnviz.ui.frame.presenter import chart_columns, presenting, where_settings
 from attnviz.ui.frame.state import slot
 from attnviz.ui.frame.takeaway import view_download
 
@@ -62,7 +62,7 @@ def show_view(name: str) -> None:
 def results_panel(problem: Problem, controls: Controls) -> None:
     """Compute everything the open view needs (A, and B when comparing), then draw it."""
     if controls.settings is None:  # the sidebar says which control does not fit
-        st.info("Change the setting the sidebar points out to see the results.")
+        st.info(f"Change the setting pointed out {where_settings()} to see the results.")
         return
     with back_end():  # TensorFlow, with a word while it loads
         from attnviz.core import attention  # noqa: F401 - what `attend` computes with

@@ -21,13 +21,19 @@ FORMULA_ROOM = ".katex-display { padding: 0.25em 0; }"  # Streamlit's formula bo
 # overflows its height: a fraction's bar or a superscript lost 2-6 px at its edges
 SETTINGS_KEY = "presenter-settings"  # the container of the sidebar's controls while presenting
 SETTINGS_LABEL = "The sidebar's settings"  # ... and its expander's label
+MORE_KEY = "more-controls"  # the container of the controls a lesson folds away
+MORE_LABEL = "More controls"  # ... and its expander's label (closed)
+WHERE = {False: "in the sidebar", True: "in the settings above the charts"}  # where the
+# controls are, in words (`where_settings`), by whether the presenter view is on
 STYLE = f"""<style>
 {FORMULA_ROOM}
 html {{ font-size: 21px; }}
 [data-testid="stMainBlockContainer"] {{ max-width: 100%; padding-left: 2rem; padding-right: 2rem; }}
-.st-key-{SETTINGS_KEY} {{ display: block !important; column-width: 16rem; column-gap: 2rem; }}
-.st-key-{SETTINGS_KEY} > * {{ break-inside: avoid; margin-bottom: 0.6rem; }}
-.st-key-{SETTINGS_KEY} h3 {{ font-size: 1.15rem; padding: 0.2rem 0; }}
+.st-key-{SETTINGS_KEY}, .st-key-{MORE_KEY} {{
+  display: block !important; column-width: 16rem; column-gap: 2rem;
+}}
+.st-key-{SETTINGS_KEY} > *, .st-key-{MORE_KEY} > * {{ break-inside: avoid; margin-bottom: 0.6rem; }}
+.st-key-{SETTINGS_KEY} h3, .st-key-{MORE_KEY} h3 {{ font-size: 1.15rem; padding: 0.2rem 0; }}
 </style>"""  # our own constant CSS: larger text, the whole width, the controls in columns
 _RUN = threading.local()  # this script run's place for the sidebar's controls (`controls`)
 # On a phone a heatmap of 8-12 columns gets 20-30 px a cell, too narrow for its printed values
@@ -179,31 +185,58 @@ def presenter_switch() -> None:
         **PRESENT.widget(),
     )
     st.html(STYLE if presenting() else NARROW_STYLE)
-    _RUN.slot = _RUN.area = None  # a new run: its controls' place is made when first needed
+    _RUN.slot = _RUN.area = _RUN.more = _RUN.groups = None  # a new run: its controls' place
+    # is made when first needed; every group in view (not a lesson)
     with st.container(key=CHART_SCRIPT_KEY):
         st.html(CHART_SCRIPT, unsafe_allow_javascript=True)
     hidden = f".st-key-{CHART_SCRIPT_KEY}, :has(> .st-key-{CHART_SCRIPT_KEY})"
     st.html(f"<style>{hidden} {{display: none}}</style>")  # no space, not even a gap
 
 
-def controls_here() -> None:
-    """While presenting, have the sidebar's controls drawn here, when a page first draws one
-    (a lesson: under its text, above the page it prepares); else nothing."""
+def controls_here(groups: tuple[str, ...] | None = None) -> None:
+    """A lesson's controls: `groups` are the groups of controls it talks about, drawn in view,
+    the others folded into "More controls" (None: every one in view). While presenting, have
+    the sidebar's controls drawn here, when a page first draws one (a lesson: under its text,
+    above the page it prepares)."""
+    _RUN.groups = groups
     if presenting():
         _RUN.slot = st.empty()
 
 
-def controls():
-    """Where the sidebar's controls go: the sidebar; while presenting, where the projector shows
-    them (the sidebar is folded away there), an open expander in the page, made where
-    `controls_here` said or where the page first draws a control, its controls side by side."""
-    if not presenting():
-        return st.sidebar
+def controls(group: str | None = None):
+    """Where the sidebar's controls of `group` go ("score", "masks"...: see `controls_here`;
+    None: always in view): the sidebar; while presenting, where the projector shows them (the
+    sidebar is folded away there), an open expander in the page, made where `controls_here`
+    said or where the page first draws a control, its controls side by side. A group the
+    lesson does not talk about goes into the closed "More controls" below them."""
     if getattr(_RUN, "area", None) is None:
-        place = getattr(_RUN, "slot", None)
-        with place.container() if place is not None else st.container():
-            _RUN.area = st.expander(SETTINGS_LABEL, expanded=True).container(key=SETTINGS_KEY)
-    return _RUN.area
+        _RUN.area, _RUN.more_place = _places()
+        _RUN.more = None
+    shown = getattr(_RUN, "groups", None)
+    if group is None or shown is None or group in shown:
+        return _RUN.area
+    if _RUN.more is None:  # made when first needed: a lesson may fold nothing away
+        with _RUN.more_place.container():
+            _RUN.more = st.expander(MORE_LABEL).container(key=MORE_KEY)
+    return _RUN.more
+
+
+def _places():
+    """`(controls in view, the place of "More controls")` for this run (see `controls`); the
+    second is None outside a lesson."""
+    lesson = getattr(_RUN, "groups", None) is not None
+    if not presenting():
+        return (st.sidebar.container(), st.sidebar.empty()) if lesson else (st.sidebar, None)
+    place = getattr(_RUN, "slot", None)
+    with place.container() if place is not None else st.container():
+        area = st.expander(SETTINGS_LABEL, expanded=True).container(key=SETTINGS_KEY)
+        return area, st.empty()  # "More controls" beside the open expander, not inside it
+
+
+def where_settings() -> str:
+    """Where the sidebar's controls are, in words: "in the sidebar", or while presenting "in
+    the settings above the charts" (a lesson's text fills its `SETTINGS` with it)."""
+    return WHERE[presenting()]
 
 
 def chart_columns(spec: int | list[float]) -> list:

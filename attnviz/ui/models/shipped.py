@@ -40,11 +40,12 @@ TRACES = slot("transformer_traces", None, kind=dict, kept=True)  # (model id, te
 LEARN = "learn"  # the page that trains and shows every model of a task (its `Mode.name`)
 
 
-def weights_choice(choice: Slot[str]) -> str | None:
-    """The weights a view draws: None for random weights, else the task of a shipped
-    Transformer. `choice` is the page's own slot for it."""
+def weights_choice(choice: Slot[str], extra: tuple[str, ...] = ()) -> str | None:
+    """The weights a view draws: None for random weights (or one of the page's `extra`
+    labels, which `choice` then holds), else the task of a shipped Transformer. `choice` is the
+    page's own slot for it."""
     label = st.segmented_control(
-        "Weights", [RANDOM, *TRAINED], default=RANDOM, required=True, **choice.widget()
+        "Weights", [RANDOM, *extra, *TRAINED], default=RANDOM, required=True, **choice.widget()
     )
     return TRAINED.get(label)
 

@@ -1,6 +1,6 @@
 """The app's pages to explore, one module each (named by its URL), in the order the navigation
-lists them. The start page (`start`) and the lessons' page (`lesson`) are drawn by the frame's
-shell around these.
+lists them. The start page (`start`), the glossary (`glossary`) and the lessons' page (`lesson`)
+are drawn by the frame's shell around these.
 
 A new page is a module here that ends in `MODE = Mode(...)` (see `attnviz.ui.frame.mode`) and one
 line below; `tests/ui/pages/test_pages.py` draws every page listed, so none can be forgotten.

@@ -31,7 +31,7 @@ from attnviz.ui.frame.charts import chart
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import plain, shown
 from attnviz.ui.frame.mode import Mode
-from attnviz.ui.frame.presenter import chart_columns, controls
+from attnviz.ui.frame.presenter import chart_columns, controls, where_settings
 from attnviz.ui.frame.state import slot
 from attnviz.ui.models.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.models.shipped import (
@@ -77,7 +77,7 @@ def _settings_controls(transformer: bool, shipped: bool) -> AttentionSettings:
         score, scale = "dot", True
     else:
         score = sidebar.score_control()
-        scale = controls().toggle(
+        scale = controls("scale").toggle(
             "Scale by √D",
             help="Divide every score by the square root of the encoder's output size D.",
             **SCALE.widget(),
@@ -87,7 +87,7 @@ def _settings_controls(transformer: bool, shipped: bool) -> AttentionSettings:
         )
     seed = sidebar.seed_control()
     if shipped:
-        controls().caption(
+        controls("seed").caption(
             "The seed draws the pairs and first weights of a model you train (Weights: "
             "Train); a shipped model keeps the seed it was trained with."
         )
@@ -169,8 +169,8 @@ def _task_picker() -> str:
 def _shipped_panel(task: str, settings: AttentionSettings):
     if settings.scale:
         st.info(
-            "The shipped models score without √D scaling. Turn scaling off in the sidebar to "
-            "open them, or train a scaled model in this session.",
+            f"The shipped models score without √D scaling. Turn scaling off {where_settings()} "
+            "to open them, or train a scaled model in this session.",
             icon=":material/info:",
         )
         return None

@@ -1,5 +1,7 @@
-"""A lesson's page: where it is on the path, its text, the thing to try, Previous / Next, and the
-page it prepares, drawn as that page draws itself (`Mode.draw`), in the state the lesson asks for.
+"""A lesson's page: where it is on the path, its text, the thing to try, its answer and its words
+(`frame.explained`), Previous / Next, and the page it prepares (showing the controls the lesson
+talks about, the others folded away), drawn as that page draws itself (`Mode.draw`), in the
+state the lesson asks for.
 
 The lesson prepares its page when it is opened (by Next, Previous, the menu, a link, Back or
 Forward), not on every rerun: its page starts from the lesson's prepared state, whatever another
@@ -11,7 +13,11 @@ from __future__ import annotations
 import streamlit as st
 
 from attnviz.lessons import LESSONS, Lesson
+from attnviz.ui.classroom.teacher import class_panel
+from attnviz.ui.exercises import progress
+from attnviz.ui.exercises.view import draw_exercises, exercises_link
 from attnviz.ui.frame import navigation
+from attnviz.ui.frame.explained import lesson_text
 from attnviz.ui.frame.mode import Mode
 from attnviz.ui.frame.presenter import controls_here
 from attnviz.ui.frame.state import Slot, reset_for_lesson, slot, texts_from_url
@@ -26,12 +32,17 @@ def draw_lesson(lesson: Lesson, mode: Mode, pages: dict[str, st.Page]) -> None:
     if PREPARED.get() != lesson.number:
         _prepare(lesson, mode)
     st.header(f"{lesson.number}. {lesson.title}")
-    st.markdown(lesson.text)
-    st.info(f"**Try this.** {lesson.try_this}", icon=":material/touch_app:")
+    class_panel(lesson)  # the teacher's class, if any (in the presenter view: "Start a class")
+    lesson_text(lesson, pages)  # its text, the thing to try, the answer, its words
+    st.markdown(exercises_link(lesson.number))
     _previous_next(lesson, pages)
     st.divider()
-    controls_here()  # presenting: the sidebar's controls under the lesson, on the projector
+    controls_here(lesson.controls)  # the controls it talks about in view, the others folded;
+    # presenting: under the lesson, on the projector
     mode.draw()
+    st.divider()
+    draw_exercises(lesson.number)
+    _previous_next(lesson, pages)
 
 
 def _prepare(lesson: Lesson, mode: Mode) -> None:
@@ -81,18 +92,21 @@ def changed_texts(mode: Mode) -> tuple[Slot[str], ...]:
 
 
 def _previous_next(lesson: Lesson, pages: dict[str, st.Page]) -> None:
+    """Links to the lessons before and after, carrying the learner's progress and variant."""
     left, right = st.columns(2)
-    n = lesson.number
+    n, fields = lesson.number, progress.link_fields()
     if n > 1:
         before = LESSONS[n - 2]
         left.page_link(
-            pages[before.slug], label=f"Previous: {before.title}", icon=":material/arrow_back:"
-        )
+            pages[before.slug], label=f"Previous: {before.title}", icon=":material/arrow_back:",
+            query_params=fields,
+        )  # fmt: skip
     if n < len(LESSONS):
         after = LESSONS[n]
         right.page_link(
-            pages[after.slug], label=f"Next: {after.title}", icon=":material/arrow_forward:"
-        )
+            pages[after.slug], label=f"Next: {after.title}", icon=":material/arrow_forward:",
+            query_params=fields,
+        )  # fmt: skip
 
 
 def forget_prepared() -> None:

@@ -1,6 +1,7 @@
 """Multi-head: one multi-head attention block in the three ways a Transformer uses it
 (bi-directional, causal, cross): every head, their average, the concatenation through W_O; with
-random weights or the weights of a shipped Transformer. Wiring and drawing only.
+random weights, weights made to differ (`transformer.made_heads`) or the weights of a shipped
+Transformer. Wiring and drawing only.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ from attnviz.ui.models.shipped import (
     weights_choice,
 )
 
-WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, or a shipped Transformer's
+WEIGHTS = slot("mh_weights", "Random weights", url=True)  # random, made, or a shipped model's
+MADE = "Made to differ"  # weights built so that each head looks in its own place
 WAY = slot("way", next(iter(WAYS)), url=True)  # the way of attention
 D_MODEL = slot("mh_dmodel", 16, url=True)  # d_model of the random-weights block
 HEADS = slot("mh_h", 4, url=True)  # H of the random-weights block
@@ -129,8 +131,9 @@ def _snap_kv_heads() -> None:
         KV_HEADS.set(max(g for g in range(1, min(heads, kv_heads) + 1) if heads % g == 0))
 
 
-def _random_way(way: str, settings) -> None:
-    """The way's attention with seeded random weights over the typed sentences."""
+def _random_way(way: str, settings, made: bool = False) -> None:
+    """The way's attention over the typed sentences, with seeded random weights or, `made`,
+    W_Q and W_K made so that each head looks in its own place (`transformer.made_heads`)."""
     encoded, heads, kv_heads = _way_inputs(way, sidebar.SEED.get())
     if settings is None:  # the sidebar says which control does not fit
         return
@@ -143,6 +146,13 @@ def _random_way(way: str, settings) -> None:
         return
     with back_end():
         from attnviz.transformer.way_attention import compute_way
+    sentences = {
+        "source_padding_mask": None if src is None else src.padding_mask,
+        "target_padding_mask": None if tgt is None else tgt.padding_mask,
+    }
+    made_heads = shown(lambda: _made(way, src, tgt, heads, kv_heads, settings)) if made else None
+    if made and made_heads is None:
+        return
     result = shown(
         lambda: compute_way(
             way,
@@ -150,15 +160,22 @@ def _random_way(way: str, settings) -> None:
             None if tgt is None else tgt.inputs,
             num_heads=heads,
             num_kv_heads=kv_heads,
-            source_padding_mask=None if src is None else src.padding_mask,
-            target_padding_mask=None if tgt is None else tgt.padding_mask,
             settings=settings,
             max_cells=limits.APP_SCORE_CELLS,
+            params=None if made_heads is None else made_heads.params,
+            **sentences,
         )
     )
     if result is None:
         return
     chosen = get_way(way)
+    if made_heads is not None:
+        from attnviz.transformer.made_heads import place_shares, said
+
+        real = {side: sentences[f"{side}_padding_mask"] for side in ("source", "target")}
+        shares = place_shares(result.weights, result.mask, made_heads.places,
+                              real[chosen.keys_from], real[chosen.queries_from])  # fmt: skip
+        st.caption(said(made_heads, shares))
     sides = {"source": src, "target": tgt}
     b = sequence_selector(result.weights.shape[0], "sentence")
     rows = sides[chosen.queries_from].tokens[b]
@@ -170,6 +187,22 @@ def _random_way(way: str, settings) -> None:
         if box is not None:
             with box:
                 heads_cache_view(result, b, rows)
+
+
+def _made(way: str, src, tgt, heads: int, kv_heads: int, settings):
+    """W_Q and W_K made for the sentences the way attends (`made_heads.made_for_way`)."""
+    from attnviz.transformer.made_heads import made_for_way
+
+    return made_for_way(
+        way,
+        None if src is None else src.inputs,
+        None if tgt is None else tgt.inputs,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        source_padding_mask=None if src is None else src.padding_mask,
+        target_padding_mask=None if tgt is None else tgt.padding_mask,
+        scale=settings.scale,
+    )
 
 
 def _trained_way(task: str, way: str) -> None:
@@ -272,8 +305,8 @@ def heads_view(result, b: int, rows, cols, made_from: dict | None = None) -> Non
 
 
 def prepare(weights: str, way: str, heads: int | None = None) -> None:
-    """Open this page with `weights` ("Random weights" or "Trained on <task>"), the way of
-    attention `way` and (random weights) `heads` heads."""
+    """Open this page with `weights` ("Random weights", "Made to differ" or "Trained on
+    <task>"), the way of attention `way` and (random or made weights) `heads` heads."""
     WEIGHTS.set(weights)
     WAY.set(get_way(way).name)
     HEADS.set(HEADS.default if heads is None else heads)
@@ -288,9 +321,9 @@ def _head_made_from(result, b: int, head: int, made_from: dict) -> None:
         return
     with box:
         st.caption(
-            "Each head has its own W_Q, W_K and W_V (here d_model × Dk, drawn from the seed): "
-            "the same inputs X, projected differently, so each head can look for something "
-            "else."
+            "Each head has its own W_Q, W_K and W_V (here d_model × Dk, drawn from the seed; "
+            "made to differ, W_Q and W_K are solved instead): the same inputs X, projected "
+            "differently, so each head can look for something else."
         )
         if made_from["Q"] is made_from["K"]:
             sides = [head_side(made_from["Q"], b, "The tokens", ("Q", "K", "V"), result, head)]
@@ -321,7 +354,7 @@ def _costs(result) -> None:
 
 def draw() -> None:
     """The whole Multi-head page."""
-    task = weights_choice(WEIGHTS)
+    task = weights_choice(WEIGHTS, extra=(MADE,))
     settings = sidebar.multihead_controls(trained=task is not None)
     way = st.radio(
         "Way of attention",
@@ -333,7 +366,7 @@ def draw() -> None:
     if task is not None:
         _trained_way(task, way)
     else:
-        _random_way(way, settings)
+        _random_way(way, settings, made=WEIGHTS.get() == MADE)
 
 
 MODE = Mode(
@@ -341,8 +374,8 @@ MODE = Mode(
     label="Multi-head",
     icon=":material/view_module:",
     intro="Multi-head attention in the three ways a Transformer uses it: every head, their "
-    "average, and the concatenation through W_O, with random weights or the weights of a "
-    "trained Transformer.",
+    "average, and the concatenation through W_O, with random weights, weights made so that "
+    "each head looks in its own place, or the weights of a trained Transformer.",
     draw=draw,
     url_texts=(SOURCE, TARGET, *TASK_TEXTS),
     old_names=("Multi-head",),

@@ -65,26 +65,80 @@ LESSON_CONTROLS = {  # the lessons that use the sidebar's controls: the ones the
 
 def _labels(part) -> set[str]:
     return {
-        w.label for kind in ("toggle", "radio", "slider", "number_input") for w in part.get(kind)
+        w.label
+        for kind in ("toggle", "radio", "slider", "number_input", "text_input")
+        for w in part.get(kind)
     }
+
+
+def _expander(part, label: str):
+    (found,) = [e for e in part.expander if e.label == label]
+    return found
 
 
 def test_presenting_draws_the_sidebar_controls_in_the_page_under_the_lesson():
     # the presenter view folds the sidebar away: the controls a lesson asks the class to use
-    # are drawn in the page, in an open expander under the lesson's text, and keep their values
+    # are drawn in the page, in an open expander under the lesson's text, the others in the
+    # closed "More controls" beside it, and keep their values
     at = ui.new_session("matrices", present="true")
     for slug, control in LESSON_CONTROLS.items():
         ui.open_page(at, slug)
         ui.assert_ok(at)
         assert not _labels(at.sidebar), slug  # nothing left in the folded sidebar
-        (settings,) = [e for e in at.main.expander if e.label == presenter.SETTINGS_LABEL]
-        assert control in _labels(settings) and "Causal (look-ahead) mask" in _labels(settings)
-        assert "Presenter view" not in _labels(settings)  # only the sidebar's controls
+        settings = _expander(at.main, presenter.SETTINGS_LABEL)
+        more = _expander(at.main, presenter.MORE_LABEL)
+        assert control in _labels(settings) and control not in _labels(more)
+        mask = settings if slug == "lesson-4" else more  # lesson 4 talks about the masks
+        assert "Causal (look-ahead) mask" in _labels(mask)
+        assert "Presenter view" not in _labels(settings) | _labels(more)  # the sidebar's only
     at.toggle(key="causal").set_value(False).run()
     at.toggle(key="present").set_value(False).run()  # back to the sidebar, the value kept
     assert "Causal (look-ahead) mask" in _labels(at.sidebar)
     assert at.toggle(key="causal").value is False
     assert not [e for e in at.main.expander if e.label == presenter.SETTINGS_LABEL]
+
+
+def _in_view_and_folded(at) -> tuple[set[str], set[str]]:
+    """The sidebar's controls in view, and those folded into "More controls"."""
+    more = _expander(at.sidebar, presenter.MORE_LABEL)
+    assert not more.proto.expanded  # closed: the learner opens it
+    return _labels(at.sidebar) - _labels(more), _labels(more)
+
+
+def test_a_lesson_shows_the_controls_it_talks_about_and_folds_the_others_away():
+    at = ui.new_session("matrices")
+    ui.open_page(at, "lesson-1")
+    ui.assert_ok(at)
+    in_view, folded = _in_view_and_folded(at)
+    assert in_view == {"Score function"}  # lesson 1 scores queries against keys, no more
+    newer = {"Prefix-LM (bidirectional prefix)", "Attention sinks", "Chunked attention",
+             "Packed documents (lengths)", "Position scheme", "Local window"}  # fmt: skip
+    assert newer <= folded and "Causal (look-ahead) mask" in folded
+    ui.open_page(at, "lesson-4")
+    in_view, folded = _in_view_and_folded(at)
+    assert {"Causal (look-ahead) mask", "Padding mask", "Masked logits become"} <= in_view
+    assert newer - {"Position scheme"} <= folded and "Score function" in folded
+    assert "More masks" in [h.value for h in _expander(at.sidebar, presenter.MORE_LABEL).subheader]
+
+
+def test_a_learner_can_still_change_a_folded_control():
+    at = ui.new_session("matrices")
+    ui.open_page(at, "lesson-1")
+    np.testing.assert_allclose(ui.weights(at)[0], [0.150325, 0.849675], atol=1e-6)
+    at.toggle(key="scale").set_value(False).run()  # folded into "More controls"
+    ui.assert_ok(at)
+    assert at.toggle(key="scale").value is False
+    raw = np.array([1.0, 4.0])  # query 0's dot products with keys 0 and 1, unscaled
+    np.testing.assert_allclose(ui.weights(at)[0], np.exp(raw) / np.exp(raw).sum(), atol=1e-6)
+
+
+def test_outside_a_lesson_the_sidebar_folds_nothing():
+    at = ui.new_session("matrices")
+    ui.open_page(at, "lesson-1")
+    ui.open_page(at, "matrices")
+    ui.assert_ok(at)
+    assert not at.sidebar.expander
+    assert {"Score function", "Attention sinks", "Position scheme"} <= _labels(at.sidebar)
 
 
 def test_the_model_view_labels_grow_while_presenting_and_its_cells_stay_in_their_column(

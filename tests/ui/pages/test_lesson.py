@@ -13,15 +13,18 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnviz.lessons import LESSONS
+from attnviz.ui.exercises.progress import DONE_FIELD, VARIANT_FIELD
 from attnviz.ui.explorer.results import VIEW
 from attnviz.ui.frame.navigation import NEXT_PAGE
 from attnviz.ui.frame.presenter import PRESENT
 from attnviz.ui.frame.state import Slot, declared_keys
 
 UNSET = "<unset>"
+PROGRESS_FIELDS = (DONE_FIELD, VARIANT_FIELD)  # the learner's, carried from lesson to lesson
 # families whose members are named by a counter or a page, not by what they hold: a fresh
 # session numbers them otherwise (the preset box is drawn anew under a new key)
-NOT_COMPARED = ("preset_box", "pages_menu")
+NOT_COMPARED = ("preset_box", "pages_menu", "ex_answer")  # ... and the exercises' boxes start
+# from the learner's variant (a fresh tab draws another); each exercise has its own keys
 
 
 def _fresh(slug: str) -> AppTest:
@@ -36,7 +39,8 @@ def _fresh(slug: str) -> AppTest:
 def _state(at: AppTest) -> dict[str, Any]:
     """Every declared setting and input that a lesson does not keep (`Slot.kept`), as stored
     (an unset slot is its default), and the URL."""
-    values: dict[str, Any] = {"URL": dict(at.query_params)}
+    url = {k: v for k, v in at.query_params.items() if k not in PROGRESS_FIELDS}
+    values: dict[str, Any] = {"URL": url}
     for key, declared in declared_keys().items():
         if declared.kept or key in NOT_COMPARED:
             continue
@@ -118,16 +122,18 @@ def test_a_link_to_a_lesson_with_the_learners_changes_opens_them_on_the_prepared
     assert at.session_state[VIEW.key] == LESSONS[5].setup["view"]  # the lesson's own tab
 
 
-def test_a_lessons_url_carries_only_the_learners_changes():
-    # opening a lesson writes nothing to the URL (each write is an entry in the browser's
-    # history, which Back would step through); a typed change goes into it
+def test_a_lessons_url_carries_only_the_learners_changes_and_progress():
+    # opening a lesson writes only the learner's exercise variant to the URL (so that a reload
+    # keeps their numbers), the same on every lesson; a typed change goes into it
     at = _fresh("lesson-5")
+    variant = at.query_params[VARIANT_FIELD]
+    assert variant.isdigit()
     for slug in ("lesson-6", "lesson-7", "lesson-8"):
         ui.follow_link(at, slug)
-        assert at.query_params == {}, slug
+        assert at.query_params == {VARIANT_FIELD: variant}, slug
     ui.follow_link(at, "lesson-6")
     at.text_area[0].set_value("the dog saw the cat").run()
-    assert at.query_params == {"sentences": "the dog saw the cat"}
+    assert at.query_params == {"sentences": "the dog saw the cat", VARIANT_FIELD: variant}
 
 
 @pytest.mark.slow  # lessons 10 and 12 load the shipped Transformer and language model

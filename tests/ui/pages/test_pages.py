@@ -21,7 +21,8 @@ from attnviz.ui.frame.mode import Mode
 from attnviz.ui.pages import MODES, MODES_BY_NAME, find_mode
 
 PAGES = Path(attnviz.ui.pages.__file__).parent
-FRAMED = {"start", "lesson"}  # pages the frame's shell draws itself, not `Mode`s
+FRAMED = {"start", "glossary", "lesson", "class_room"}  # pages the shell draws itself (not `Mode`s;
+# `class_room` serves /class: `class` is a Python keyword)
 PAGE_FILES = sorted(p.stem for p in PAGES.glob("*.py") if p.stem != "__init__")
 MODE_FILES = sorted(set(PAGE_FILES) - FRAMED)
 

@@ -1,0 +1,174 @@
+"""The students' side of a class, on the page /class: join by code (the QR code's link fills it
+in), then follow the teacher: the page shows the lesson the teacher moved to, and the question
+asked, with its answer widget; after the reveal, the answer and the room's answers. Every
+`POLL_SECONDS` it asks the store whether the class changed (one small read, nothing redrawn)
+and runs again when it has. A link opens the lesson to explore on one's own; every page then
+shows a link back to the class."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attnviz.classroom import ClassError, ClassState, Joined, StoreDownError
+from attnviz.classroom.codes import CODE_LENGTH, NICKNAME_CHARS, clean_nickname
+from attnviz.lessons import LESSONS
+from attnviz.lessons.exercises import Variant
+from attnviz.ui.classroom import question
+from attnviz.ui.classroom.session import (
+    CODE_FIELD,
+    JOINED,
+    MEMBER_FIELD,
+    POLL_SECONDS,
+    joined,
+    room,
+)
+from attnviz.ui.frame.loading import back_end
+from attnviz.ui.frame.messages import error, plain
+from attnviz.ui.frame.state import slot_family
+
+PAGE = "class"  # the page's URL path
+INTRO = "Join your teacher's class: follow the lesson on the projector and answer its questions."
+ANSWER = slot_family("class_answer", None)  # class_answer_<question>: the answer widget
+SENT = slot_family("class_sent", None, kept=True)  # class_sent_<code>_<question>: what sending
+# said, ("ok" | "error", message)
+MINE = slot_family("class_mine", None, kept=True)  # class_mine_<code>_<question>: my answer
+
+
+def draw_class_page(pages: dict[str, st.Page] | None = None) -> None:
+    """The whole /class page: the join form, or the class followed; `pages` (by URL path) for
+    the link to explore the class's lesson (None: no link)."""
+    me = joined()
+    if me is None:
+        _join_form()
+    else:
+        _follow(me, pages)
+
+
+def _join_form() -> None:
+    linked = st.query_params.get(CODE_FIELD, "")[:20]
+    with st.form("class_join"):
+        code = st.text_input("The class's code, from the projector", value=linked, max_chars=20,
+                             placeholder=f"{CODE_LENGTH} letters and digits")  # fmt: skip
+        nickname = st.text_input(
+            "Your nickname (optional)", max_chars=NICKNAME_CHARS,
+            help=f"Plain text, at most {NICKNAME_CHARS} characters. Leave it empty to stay "
+            "anonymous: the projector shows only how many answered.",
+        )  # fmt: skip
+        if not st.form_submit_button("Join the class", type="primary"):
+            return
+    try:
+        me = room().join(code, clean_nickname(nickname))
+    except ValueError as err:
+        error(plain(err))
+        return
+    JOINED.set(me)
+    st.query_params[CODE_FIELD], st.query_params[MEMBER_FIELD] = me.code, me.member
+    st.rerun()
+
+
+def _follow(me: Joined, pages: dict[str, st.Page] | None) -> None:
+    """The class as it is now; then `_watch` for the teacher's next change."""
+    try:
+        state = room().state(me.code)
+    except StoreDownError as err:
+        st.warning(plain(err), icon=":material/sync_problem:")
+        _watch(me.code, -1)  # this page runs again once the store answers
+        return
+    except ClassError as err:
+        error(plain(err))
+        _leave_button()
+        return
+    if state.ended:
+        st.info(f"Class {state.code} has ended. Thank you for taking part!")
+        _leave_button()
+        return
+    _watch(state.code, state.version)
+    lesson = LESSONS[state.lesson - 1]
+    st.subheader(f"Class {state.code} · lesson {lesson.number}: {lesson.title}")
+    if me.nickname:
+        st.text(f"You are in as {me.nickname}.")  # their own text: plain, never markup
+    at = f" The teacher is at exercise {state.exercise}." if state.exercise else ""
+    st.caption(f"Follow the projector.{at}")
+    if pages is not None:
+        st.page_link(pages[lesson.slug], label=f"Explore lesson {lesson.number} on your own",
+                     icon=":material/explore:")  # fmt: skip
+    if not state.question:
+        st.info("Waiting for the teacher's question…", icon=":material/hourglass_top:")
+    else:
+        _question(me, state)
+    _leave_button()
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def _watch(code: str, version: int) -> None:
+    """Every `POLL_SECONDS`, one small read: has the class changed since the page was drawn
+    (`version`)? Then the page runs again and shows it. It draws nothing: while the class waits
+    for the teacher, a student's page costs one read, not a redraw."""
+    try:
+        now = room().state(code).version
+    except StoreDownError:
+        return  # asked again in `POLL_SECONDS`
+    except ClassError:
+        now = -2  # gone: the page's next run says so
+    if now != version:
+        st.rerun()
+
+
+def _question(me: Joined, state: ClassState) -> None:
+    exercise, variant = room().question(state)
+    st.markdown(f"#### Question {state.question}: {exercise.title}")
+    question.task(variant)
+    mine = MINE.of(f"{state.code}_{state.question}")
+    if state.revealed:
+        answer = mine.get() if mine.is_set() else room().my_answer(me, state.question)
+        with back_end():  # the check, the answer and its chart: attnviz's maths
+            question.revealed(exercise, variant, answer, key=f"class_chart_mine_{state.question}")
+            question.room_answers(exercise, variant, room().tally(state), True,
+                                  key=f"class_chart_room_{state.question}")  # fmt: skip
+        return
+    _answer(me, state, variant)
+
+
+@st.fragment
+def _answer(me: Joined, state: ClassState, variant: Variant) -> None:
+    """The answer widget and Send (a fragment: sending reruns only this)."""
+    mine = MINE.of(f"{state.code}_{state.question}")
+    answer = question.answer_widget(variant, ANSWER.of(state.question).key)
+    sent = SENT.of(f"{state.code}_{state.question}")
+    if st.button("Send my answer", type="primary", key=f"class_send_{state.question}"):
+        with back_end():  # the exercise's check: attnviz's maths
+            sent.set(_send(me, state, answer))
+        if sent.get()[0] == "ok":
+            mine.set(answer)
+    if sent.get() is not None:
+        kind, message = sent.get()
+        (st.success if kind == "ok" else st.warning)(message)
+
+
+def _send(me: Joined, state: ClassState, answer) -> tuple[str, str]:
+    """Send `answer`; what to tell the student: ("ok" | "error", message)."""
+    try:
+        verdict = room().answer(me, state.question, answer)
+    except ValueError as err:
+        return "error", plain(err)
+    told = f" {verdict.message}" if room().question(state)[0].kind == "make" else ""
+    return "ok", (
+        f"Your answer is in: {plain(question.as_text(answer))}. You can change it until the "
+        f"teacher reveals the answer.{told}"
+    )
+
+
+def _leave_button() -> None:
+    if st.button("Leave the class", key="class_leave"):
+        JOINED.clear()
+        for field in (CODE_FIELD, MEMBER_FIELD):
+            st.query_params.pop(field, None)
+        st.rerun()
+
+
+def back_link(pages: dict[str, st.Page], here: str) -> None:
+    """On any other page, while this student is in a class: one tap back to it."""
+    me = JOINED.get()
+    if me is not None and here != PAGE and PAGE in pages:
+        st.page_link(pages[PAGE], label=f"Back to class {me.code}", icon=":material/groups:",
+                     query_params={CODE_FIELD: me.code, MEMBER_FIELD: me.member})  # fmt: skip

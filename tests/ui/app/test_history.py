@@ -1,0 +1,63 @@
+"""Tests for ui/app/history.py: the server puts the history script first in every HTML page's
+head, plain or gzipped, with the length corrected, and leaves everything else as it is. (What
+the script does in a browser: tests/ui/test_browser_lessons.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+from concurrent.futures import ThreadPoolExecutor
+
+from attnviz.ui.app.history import HISTORY_SCRIPT, HistoryScript
+
+PAGE = b"<!doctype html><html><head><meta charset='UTF-8'></head><body></body></html>"
+
+
+def _serve(body: bytes, kind: bytes, encoding: bytes | None = None, method: str = "GET",
+           chunks: int = 1) -> tuple[dict, bytes]:  # fmt: skip
+    """What `HistoryScript` sends for a response of `body`, as (start, body)."""
+    headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
+    if encoding:
+        headers.append((b"content-encoding", encoding))
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        size = -(-len(body) // chunks)
+        for k in range(chunks):
+            part = body[k * size : (k + 1) * size]
+            await send({"type": "http.response.body", "body": part, "more_body": k < chunks - 1})
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": method, "path": "/matrices"}
+    with ThreadPoolExecutor(1) as thread:  # a loop of its own: the test's thread may run one
+        thread.submit(asyncio.run, HistoryScript(app)(scope, None, send)).result()
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    return start, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+def _length(start: dict) -> int:
+    (value,) = [v for k, v in start["headers"] if k == b"content-length"]
+    return int(value)
+
+
+def test_an_html_page_gets_the_script_first_in_its_head():
+    start, body = _serve(PAGE, b"text/html; charset=utf-8", chunks=3)
+    assert body.startswith(b"<!doctype html><html><head>" + HISTORY_SCRIPT + b"<meta")
+    assert _length(start) == len(body) == len(PAGE) + len(HISTORY_SCRIPT)
+
+
+def test_a_gzipped_page_is_edited_and_gzipped_again():
+    start, body = _serve(gzip.compress(PAGE), b"text/html", encoding=b"gzip")
+    assert gzip.decompress(body) == PAGE.replace(b"<head>", b"<head>" + HISTORY_SCRIPT)
+    assert _length(start) == len(body)
+
+
+def test_other_responses_pass_untouched():
+    script = b"console.log('<head>')"
+    assert _serve(script, b"application/javascript")[1] == script
+    assert _serve(PAGE, b"text/html", method="HEAD")[1] == PAGE
+    assert _serve(PAGE, b"text/html", encoding=b"br")[1] == PAGE  # an encoding it cannot read
