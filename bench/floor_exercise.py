@@ -12,8 +12,9 @@ LaTeX matrices, then the answer widget (a radio or a text field) and two buttons
 number) it says whether the answer holds and draws the chart attnviz reveals: the scores Q Kᵀ
 `(T, S)` in plain numpy as one plotly heatmap of attnviz's height and title, with the same
 outlines (the right cell solid red, the guess dashed orange). "New numbers" draws the next
-variant, as attnviz's does. No TensorFlow, no cell text, hover text or axis labels, no
-explanation, no tabs or other widgets: whatever attnviz takes beyond this page is its own.
+variant, as attnviz's does. The chart prints each cell's value, as attnviz's does. No
+TensorFlow, no hover text or axis labels, no explanation, no tabs or other widgets: whatever
+attnviz takes beyond this page is its own.
 Run from `bench/`: `streamlit run floor_exercise.py`, then open `/?exercise=1b&variant=5`.
 """
 
@@ -57,9 +58,10 @@ def draw(exercise_id: str, seed: int) -> tuple[np.ndarray, np.ndarray, tuple[int
 
 
 def figure(scores: np.ndarray, title: str, right: tuple, guessed: tuple = ()) -> go.Figure:
-    """The scores `(T, S)` as one heatmap of attnviz's height rule, `right` cells outlined solid
-    and `guessed` ones dashed."""
-    fig = go.Figure(go.Heatmap(z=scores, colorscale="RdBu", zmid=0))
+    """The scores `(T, S)` as one heatmap of attnviz's height rule, each cell's value printed in
+    it (as attnviz prints a small matrix's), `right` cells outlined solid and `guessed` ones
+    dashed."""
+    fig = go.Figure(go.Heatmap(z=scores, colorscale="RdBu", zmid=0, texttemplate="%{z:.3~g}"))
     height = int(min(900, max(300, 160 + 28 * scores.shape[0])))
     fig.update_layout(title=dict(text=title), height=height, yaxis=dict(autorange="reversed"))
     for cells, line in ((right, RIGHT_LINE), (guessed, GUESS_LINE)):

@@ -4,8 +4,10 @@ puts `tests/` on pytest's pythonpath."""
 
 import functools
 import os
+import re
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +68,20 @@ LONGEST_FIRST = (
 # took 471 s instead of 387 s). The deploy test's replicas and three users are such a second set.
 BROWSER_GROUP = "browser"
 BROWSER_FIXTURES = {"app_url", "browser"}
+
+
+SLOW_MODULE = re.compile(r"^pytestmark\s*=[^\n]*\bslow\b", re.MULTILINE)  # a file all slow
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the quick run (`-m "not slow"`), a test file whose every test is slow (its module
+    `pytestmark` says so) is not even imported: it would be deselected whole, after its imports
+    (keras-hub, Playwright, the servers' helpers) had cost each test process seconds."""
+    if config.option.markexpr.strip() != "not slow" or collection_path.suffix != ".py":
+        return None
+    if not collection_path.name.startswith("test_"):
+        return None
+    return True if SLOW_MODULE.search(collection_path.read_text(encoding="utf-8")) else None
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -52,13 +52,20 @@ def test_a_learner_walks_lessons_2_and_4(app: App):
     box.press("Control+Enter")
     _told(app, "Solved")
     _idle(app, "the solved exercise")
-    assert "done=2b" in app.page.url and f"variant={VARIANT}" in app.page.url
+    app.wait_until(
+        "(page, v) => window.location.search.includes('done=2b')"
+        " && window.location.search.includes('variant=' + v)", str(VARIANT),
+        "the solved exercise in the URL", OPEN_SECONDS,
+    )  # fmt: skip
     # on to lesson 4 by Next: the progress and the numbers go along
     app.page.get_by_role("link", name="Next: Why divide by √d_k").first.click()
     expect(app.page.get_by_role("heading", name="3. Why divide by √d_k")).to_be_visible(
         timeout=OPEN_SECONDS * 1000
     )
-    assert "done=2b" in app.page.url
+    app.wait_until(  # the lesson opened writes the session's progress into its URL
+        "() => window.location.search.includes('done=2b')", None, "the progress in the URL",
+        OPEN_SECONDS,
+    )  # fmt: skip
     app.page.get_by_role("link", name="Next: Masks: causal, padding, −∞ or −1e9").first.click()
     expect(
         app.page.get_by_role("heading", name="4. Masks: causal, padding, −∞ or −1e9")
