@@ -48,6 +48,7 @@ LONGEST_FIRST = (
     "tests/ui/test_browser_explorer.py",
     "tests/ui/test_browser_models.py",
     "tests/ui/test_browser_views.py",
+    "tests/ui/classroom/test_browser_class.py",
     "tests/project/test_deploy.py",
     "tests/ui/pages/test_learn.py",
     "tests/learn/translation/test_training.py",

@@ -112,10 +112,16 @@ class Classroom:
         changes = {"lesson": str(lesson), "exercise": exercise, "moves": str(state.moves + 1)}
         return self._update(state.code, changes)
 
-    def ask(self, code: str, secret: str, exercise_id: str, seed: int) -> ClassState:
+    def ask(
+        self, code: str, secret: str, exercise_id: str, seed: int, after: int | None = None
+    ) -> ClassState:
         """Ask exercise `exercise_id`'s question, its numbers drawn from `seed`: the class
-        moves to it, and its answers start from none."""
+        moves to it, and its answers start from none. `after`: the question the teacher's page
+        showed when Ask was pressed; once the class is past it, the same press arriving again
+        (a double click, a replayed button) asks nothing more and closes no one's answers."""
         state = self._teacher(code, secret)
+        if after is not None and state.question != after:
+            return state
         exercise = self._exercise(exercise_id)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
             raise ClassError(f"A question's seed is a whole number from 0 to {MAX_SEED}.")

@@ -146,6 +146,20 @@ def test_a_new_question_starts_from_no_answers(room):
     assert room.tally(room.state(started.code)).solved == 1
 
 
+def test_one_press_of_ask_arriving_twice_asks_once(room):
+    # The end-to-end test saw one press of the teacher's Ask (drawn at question 1) ask questions
+    # 2 and 3: the room's answers to 2 were closed at once. `after` names the question the
+    # button was drawn at; a press arriving again once the class is past it asks nothing.
+    started = room.start(3)
+    ada = room.join(started.code)
+    room.ask(started.code, started.secret, "3a", 1, after=0)
+    assert room.ask(started.code, started.secret, "3a", 1, after=0).question == 1  # again
+    room.answer(ada, 1, "key 1")  # question 1 still takes answers
+    assert room.tally(room.state(started.code)).answered == 1
+    assert room.ask(started.code, started.secret, "3b", 1, after=1).question == 2  # next press
+    assert room.ask(started.code, started.secret, "3b", 1).question == 3  # no `after`: asks
+
+
 @pytest.mark.parametrize(
     ("exercise_id", "sent", "message"),
     [

@@ -188,7 +188,7 @@ def _reveal_best(variant: Variant, answer) -> Reveal:
     options = labels("key", TOKENS)
     guessed = ((i, options.index(answer)),) if answer in options else ()
     return Reveal(
-        "Scores q · k: your guess and the largest",
+        "Scores q · k: your guess and the largest" if guessed else "Scores q · k: the largest",
         _scores(variant),
         labels("query", TOKENS),
         options,

@@ -103,19 +103,33 @@ def _controls(lesson: Lesson) -> None:
     )  # fmt: skip
     move, ask, end = st.columns(3)
     move.button("Move the class here", on_click=_act, args=("move", lesson.number, target))
-    ask.button("Ask this question", on_click=_act, args=("ask", lesson.number, target),
+    ask.button("Ask this question", on_click=_act, args=("ask", lesson.number, target, _asked()),
                disabled=not target, type="primary")  # fmt: skip
     end.button("End the class", on_click=_act, args=("end",))
 
 
-def _act(action: str, lesson: int = 0, target: str = "") -> None:
-    """A teacher's button: move, ask, reveal or end; a refusal is shown on the next run."""
-    code, secret = TEACHING.get()
+def _asked() -> int | None:
+    """How many questions the class has been asked, as this page is drawn: its Ask button asks
+    the next one only (a press that arrives twice asks once); None if the store is not
+    answering (then every press asks)."""
+    try:
+        return room().state(TEACHING.get()[0]).question
+    except ClassError:
+        return None
+
+
+def _act(action: str, lesson: int = 0, target: str = "", after: int | None = None) -> None:
+    """A teacher's button: move, ask (`after`: the questions asked when it was drawn), reveal
+    or end; a refusal is shown on the next run."""
+    teacher = TEACHING.get()
+    if teacher is None:  # the class ended by a press before this one
+        return
+    code, secret = teacher
     try:
         if action == "move":
             room().move(code, secret, lesson, target)
         elif action == "ask":
-            room().ask(code, secret, target, progress.seed_of(target))
+            room().ask(code, secret, target, progress.seed_of(target), after=after)
         elif action == "reveal":
             room().reveal(code, secret)
         else:

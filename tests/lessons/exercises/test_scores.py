@@ -41,3 +41,9 @@ def test_the_best_key_is_the_largest_dot_product():
         reveal = BEST_KEY.reveal(variant, f"key {(best + 1) % 3}")
         assert reveal.right == ((i, best),) and reveal.guessed == ((i, (best + 1) % 3),)
         np.testing.assert_allclose(reveal.matrix, q @ k.T)
+
+
+def test_the_reveal_names_a_guess_only_when_there_is_one():
+    variant = BEST_KEY.make(3)
+    assert BEST_KEY.reveal(variant, "key 0").title == "Scores q · k: your guess and the largest"
+    assert BEST_KEY.reveal(variant, None).title == "Scores q · k: the largest"  # a projector's

@@ -145,6 +145,22 @@ def test_a_teacher_and_three_students(room):
         assert not [b for b in student.button if b.label == "Send my answer"]  # closed
 
 
+def test_ask_asks_after_the_question_it_was_drawn_at(room):
+    # One press of Ask reaching the callback twice (seen end to end: questions 2 and 3 asked at
+    # once, the room's answers to 2 closed) is one press of a button drawn at question n: it
+    # asks once. Here the class moved past the drawn page meanwhile (another tab asked): the
+    # press asks nothing; the page, drawn again, asks the next question.
+    teacher = _teacher()
+    code = _start(teacher)
+    secret = teacher.session_state[session.TEACHING.key][1]
+    teacher.selectbox(key="class_target").set_value("3a").run()
+    room.ask(code, secret, "3a", 1)  # after the page was drawn at question 0
+    _click(teacher, "Ask this question")
+    assert room.state(code).question == 1
+    _click(teacher, "Ask this question")  # drawn at question 1 now
+    assert room.state(code).question == 2
+
+
 def test_a_student_cannot_lead(room):
     teacher = _teacher()
     code = _start(teacher)
