@@ -10,7 +10,6 @@ from typing import Any
 import streamlit as st
 
 from attnviz.classroom import Tally
-from attnviz.drawing.answer_chart import answer_heatmap, outline_key
 from attnviz.drawing.room_answers import cell_shares, estimate_histogram, option_bars
 from attnviz.lessons.exercises import Exercise, Variant
 from attnviz.lessons.exercises.base import (
@@ -21,7 +20,7 @@ from attnviz.lessons.exercises.base import (
     SetControls,
     TypeNumber,
 )
-from attnviz.ui.exercises.view import as_text, shown_matrices
+from attnviz.ui.exercises.view import as_text, control_widget, reveal_chart, shown_matrices
 from attnviz.ui.frame.charts import chart
 
 
@@ -54,19 +53,9 @@ def answer_widget(variant: Variant, key: str) -> Any:
         return {name: st.text_area(name, start, key=f"{key}_{name}", height="content",
                                    max_chars=2_000) for name, start in spec.start}  # fmt: skip
     if isinstance(spec, SetControls):
-        return {control.name: _control(control, f"{key}_{control.name}")
+        return {control.name: control_widget(control, f"{key}_{control.name}")
                 for control in spec.controls}  # fmt: skip
     raise ValueError(f"A class's question takes no answer of kind {type(spec).__name__}.")
-
-
-def _control(control, key: str) -> Any:
-    if set(control.options) == {False, True}:
-        return st.toggle(control.label, value=bool(control.default), key=key)
-    if control.options:
-        index = control.options.index(control.default) if control.default in control.options else 0
-        return st.selectbox(control.label, control.options, index=index, key=key, format_func=str)
-    start = control.default if control.default is not None else control.low
-    return st.number_input(control.label, control.low, control.high, int(start), 1, key=key)
 
 
 def room_answers(exercise: Exercise, variant: Variant, tally: Tally, revealed: bool, key: str):
@@ -100,12 +89,6 @@ def revealed(exercise: Exercise, variant: Variant, answer: Any, key: str) -> Non
         (st.success if verdict.solved else st.warning)(verdict.message)
     shown = exercise.reveal(variant, answer)
     if shown is not None:
-        fig = answer_heatmap(
-            shown.matrix, shown.rows, shown.cols, title=shown.title, kind=shown.kind,
-            allowed=shown.allowed, guessed=shown.guessed, right=shown.right,
-        )  # fmt: skip
-        chart(fig, f"class-answer-{exercise.id}", key=key)
-        if words := outline_key(bool(shown.guessed), bool(shown.right)):
-            st.caption(words)
+        reveal_chart(shown, f"class-answer-{exercise.id}", key=key)
     st.markdown(f"**The answer:** {as_text(exercise.solution(variant))}")
     st.markdown(f"**Why.** {exercise.explain(variant)}")

@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.drawing.answer_chart import answer_heatmap, outline_key
-from attnviz.lessons.exercises import KINDS, Exercise, Variant, Verdict, exercises_of
+from attnviz.lessons.exercises import KINDS, Exercise, Reveal, Variant, Verdict, exercises_of
 from attnviz.lessons.exercises.base import (
     EditMatrices,
     Estimate,
@@ -235,12 +235,16 @@ def _edit_widgets(exercise: Exercise, variant: Variant) -> dict[str, Any]:
         return answer
     if isinstance(spec, SetControls):
         for control in spec.controls:
-            answer[control.name] = _control(control, answer_slot(exercise.id, control.name).key)
+            answer[control.name] = control_widget(
+                control, answer_slot(exercise.id, control.name).key
+            )
         return answer
     raise ValueError(f"Exercise {exercise.id}: {type(spec).__name__} is not a make answer.")
 
 
-def _control(control, key: str) -> Any:
+def control_widget(control, key: str) -> Any:
+    """The widget of one control of a `SetControls` answer: a switch, a choice or a whole
+    number; its value."""
     if set(control.options) == {False, True}:
         return st.toggle(control.label, value=bool(control.default), key=key)
     if control.options:
@@ -265,16 +269,21 @@ def _reveal(exercise: Exercise, variant: Variant, answer: Any, why: bool) -> Non
     """The exercise's chart for `answer`, and (`why`) the explanation."""
     shown = exercise.reveal(variant, answer)
     if shown is not None:
-        fig = answer_heatmap(
-            shown.matrix, shown.rows, shown.cols, title=shown.title, kind=shown.kind,
-            allowed=shown.allowed, guessed=shown.guessed, right=shown.right,
-        )  # fmt: skip
-        chart(fig, f"exercise-{exercise.id}", key=f"ex_chart_{exercise.id}")
-        key = outline_key(bool(shown.guessed), bool(shown.right))
-        if key:
-            st.caption(key)
+        reveal_chart(shown, f"exercise-{exercise.id}", key=f"ex_chart_{exercise.id}")
     if why:
         st.markdown(f"**Why.** {exercise.explain(variant)}")
+
+
+def reveal_chart(shown: Reveal, name: str, key: str) -> None:
+    """An exercise's revealed chart (`Exercise.reveal`), its outlines named under it; saved as
+    attnviz-`name`."""
+    fig = answer_heatmap(
+        shown.matrix, shown.rows, shown.cols, title=shown.title, kind=shown.kind,
+        allowed=shown.allowed, guessed=shown.guessed, right=shown.right,
+    )  # fmt: skip
+    chart(fig, name, key=key)
+    if words := outline_key(bool(shown.guessed), bool(shown.right)):
+        st.caption(words)
 
 
 # ---- the teacher's view -------------------------------------------------------------------
