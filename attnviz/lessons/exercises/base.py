@@ -257,6 +257,25 @@ def read_fraction(answer: Any, low: float = 0.0, high: float = 1.0) -> float:
     return value
 
 
+def typed_verdict(
+    answer: Any,
+    right: float,
+    tolerance: float,
+    said_right: Callable[[], str],
+    mistake: Callable[[float], str],
+) -> Verdict:
+    """A compute exercise's verdict on the number typed: what is wrong with the text, if it is
+    not a number; right within `tolerance` (`said_right()` says so); else `mistake(typed)`, the
+    step that went wrong."""
+    try:
+        typed = read_number(answer)
+    except ValueError as error:
+        return Verdict(False, str(error))
+    if within(typed, right, tolerance):
+        return Verdict(True, said_right())
+    return Verdict(False, mistake(typed))
+
+
 def within(value: float, right: float, tolerance: float) -> bool:
     """`value` is within `tolerance` of `right`."""
     return abs(value - right) <= tolerance

@@ -26,8 +26,8 @@ from attnviz.lessons.exercises.base import (
     Variant,
     Verdict,
     number_text,
-    read_number,
     rng,
+    typed_verdict,
 )
 
 TASK = "dates"
@@ -270,17 +270,15 @@ def _untrained_weights(variant: Variant) -> np.ndarray:
 
 
 def _check_untrained(variant: Variant, answer) -> Verdict:
-    try:
-        typed = read_number(answer)
-    except ValueError as error:
-        return Verdict(False, str(error))
     row, column = variant.data["row"], variant.data["column"]
     right = _untrained_weights(variant)[row, column]
     n = len(variant.data["source"])
-    if abs(typed - right) <= variant.answer.tolerance:
-        return Verdict(True, f"Right: the weight is **{right:.4f}**, about 1/{n} = {1 / n:.4f}: "
-                       f"the {n} input characters share it evenly.")  # fmt: skip
-    return Verdict(False, _untrained_mistake(variant, typed, right))
+    return typed_verdict(
+        answer, right, variant.answer.tolerance,
+        lambda: f"Right: the weight is **{right:.4f}**, about 1/{n} = {1 / n:.4f}: the {n} "
+        "input characters share it evenly.",
+        lambda typed: _untrained_mistake(variant, typed, right),
+    )  # fmt: skip
 
 
 def _untrained_mistake(variant: Variant, typed: float, right: float) -> str:

@@ -24,8 +24,8 @@ from attnviz.lessons.exercises.base import (
     matrix_text,
     number_text,
     read_matrix,
-    read_number,
     rng,
+    typed_verdict,
 )
 
 D_MODEL, D_K = 8, 4  # 6a: small enough to read the chart
@@ -198,18 +198,14 @@ def _queries(variant: Variant, with_positions: bool = True) -> np.ndarray:
 
 
 def _check_cell(variant: Variant, answer) -> Verdict:
-    try:
-        typed = read_number(answer)
-    except ValueError as error:
-        return Verdict(False, str(error))
     i, c = variant.data["cell"]
     right = _queries(variant)[i, c]
-    if abs(typed - right) <= TOLERANCE:
-        return Verdict(
-            True,
-            f"Right: x{i} · column {c} of W_Q = {_products(variant)} = **{number_text(right)}**.",
-        )
-    return Verdict(False, _cell_mistake(variant, typed))
+    return typed_verdict(
+        answer, right, TOLERANCE,
+        lambda: f"Right: x{i} · column {c} of W_Q = {_products(variant)} = "
+        f"**{number_text(right)}**.",
+        lambda typed: _cell_mistake(variant, typed),
+    )  # fmt: skip
 
 
 def _x_row(variant: Variant) -> np.ndarray:

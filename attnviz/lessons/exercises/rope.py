@@ -17,8 +17,8 @@ from attnviz.lessons.exercises.base import (
     Verdict,
     labels,
     number_text,
-    read_number,
     rng,
+    typed_verdict,
 )
 from attnviz.lessons.exercises.maths import attend
 
@@ -106,17 +106,20 @@ def _mistakes(variant: Variant) -> dict[str, float]:
 
 
 def _check_rotate(variant: Variant, answer) -> Verdict:
-    try:
-        typed = read_number(answer)
-    except ValueError as error:
-        return Verdict(False, str(error))
     right = _right(variant)
-    if abs(typed - right) <= TOLERANCE:
-        return Verdict(True, f"Right: **{right:.3f}**. {_worked(variant)}")
+    return typed_verdict(
+        answer, right, TOLERANCE,
+        lambda: f"Right: **{right:.3f}**. {_worked(variant)}",
+        lambda typed: _rotate_mistake(variant, typed, right),
+    )  # fmt: skip
+
+
+def _rotate_mistake(variant: Variant, typed: float, right: float) -> str:
+    """The usual mistake `typed` matches (one that differs from the right value), or how."""
     for why, value in _mistakes(variant).items():
         if abs(value - right) > TOLERANCE and abs(typed - value) <= TOLERANCE:
-            return Verdict(False, why)
-    return Verdict(False, f"Not quite. {_worked(variant)}")
+            return why
+    return f"Not quite. {_worked(variant)}"
 
 
 def _worked(variant: Variant) -> str:

@@ -20,8 +20,8 @@ from attnviz.lessons.exercises.base import (
     labels,
     number_text,
     read_fraction,
-    read_number,
     rng,
+    typed_verdict,
 )
 from attnviz.lessons.exercises.maths import attend
 
@@ -78,20 +78,15 @@ def _cell_scores(variant: Variant, scale: bool = True) -> np.ndarray:
 
 
 def _check_cell(variant: Variant, answer) -> Verdict:
-    try:
-        typed = read_number(answer)
-    except ValueError as error:
-        return Verdict(False, str(error))
     i, j = variant.data["cell"]
     raw, right = _cell_scores(variant, False)[i, j], _cell_scores(variant)[i, j]
-    if abs(typed - right) <= TOLERANCE:
-        return Verdict(
-            True,
-            f"Right: q{i} · k{j} = {number_text(raw)}, and {number_text(raw)} / "
-            f"√{CELL_FEATURES} = {number_text(raw)} / {math.isqrt(CELL_FEATURES)} = "
-            f"**{number_text(right)}**.",
-        )
-    return Verdict(False, _cell_mistake(variant, typed))
+    return typed_verdict(
+        answer, right, TOLERANCE,
+        lambda: f"Right: q{i} · k{j} = {number_text(raw)}, and {number_text(raw)} / "
+        f"√{CELL_FEATURES} = {number_text(raw)} / {math.isqrt(CELL_FEATURES)} = "
+        f"**{number_text(right)}**.",
+        lambda typed: _cell_mistake(variant, typed),
+    )  # fmt: skip
 
 
 def _cell_mistake(variant: Variant, typed: float) -> str:

@@ -21,8 +21,8 @@ from attnviz.lessons.exercises.base import (
     matrix_text,
     number_text,
     read_matrix,
-    read_number,
     rng,
+    typed_verdict,
 )
 from attnviz.lessons.exercises.maths import attend, solve_scores
 
@@ -102,19 +102,14 @@ def _through_w(variant: Variant) -> np.ndarray:
 
 
 def _check_general(variant: Variant, answer) -> Verdict:
-    try:
-        typed = read_number(answer)
-    except ValueError as error:
-        return Verdict(False, str(error))
     i, j = variant.data["cell"]
     right = _general(variant)[i, j]
-    if abs(typed - right) <= TOLERANCE:
-        return Verdict(
-            True,
-            f"Right: q{i} W = ({', '.join(number_text(x) for x in _through_w(variant))}), and "
-            f"its dot product with k{j} is **{number_text(right)}**.",
-        )
-    return Verdict(False, _general_mistake(variant, typed))
+    return typed_verdict(
+        answer, right, TOLERANCE,
+        lambda: f"Right: q{i} W = ({', '.join(number_text(x) for x in _through_w(variant))}), "
+        f"and its dot product with k{j} is **{number_text(right)}**.",
+        lambda typed: _general_mistake(variant, typed),
+    )  # fmt: skip
 
 
 def _general_mistake(variant: Variant, typed: float) -> str:

@@ -13,8 +13,8 @@ from attnviz.lessons.exercises.base import (
     Verdict,
     labels,
     number_text,
-    read_number,
     rng,
+    typed_verdict,
 )
 from attnviz.lessons.exercises.maths import attend
 
@@ -70,17 +70,13 @@ def _make_score(seed: int) -> Variant:
 
 
 def _check_score(variant: Variant, answer) -> Verdict:
-    try:
-        typed = read_number(answer)
-    except ValueError as error:
-        return Verdict(False, str(error))
-    scores = _scores(variant)
     i, j = variant.data["cell"]
-    right = scores[i, j]
-    if abs(typed - right) <= 0.01:
-        return Verdict(True, f"Right: q{i} · k{j} = {_products(variant, i, j)} = "
-                       f"**{number_text(right)}**.")  # fmt: skip
-    return Verdict(False, _score_mistake(variant, typed))
+    right = _scores(variant)[i, j]
+    return typed_verdict(
+        answer, right, 0.01,
+        lambda: f"Right: q{i} · k{j} = {_products(variant, i, j)} = **{number_text(right)}**.",
+        lambda typed: _score_mistake(variant, typed),
+    )  # fmt: skip
 
 
 def _score_mistake(variant: Variant, typed: float) -> str:

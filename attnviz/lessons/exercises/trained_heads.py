@@ -29,8 +29,8 @@ from attnviz.lessons.exercises.base import (
     count,
     labels,
     number_text,
-    read_number,
     rng,
+    typed_verdict,
 )
 from attnviz.lessons.exercises.learned import DIGIT_ROWS, ISO_PARTS, KEPT, char_label
 
@@ -367,16 +367,14 @@ def _score_of(variant: Variant) -> float:
 
 
 def _check_score(variant: Variant, answer) -> Verdict:
-    try:
-        typed = read_number(answer)
-    except ValueError as error:
-        return Verdict(False, str(error))
     right, digits = _score_of(variant), len(DIGIT_ROWS)
     hits = round(right * digits)
-    if abs(typed - right) <= SCORE_TOLERANCE:
-        return Verdict(True, f"Right: {count(hits, 'digit')} of {digits} look inside their "
-                       f"part: {hits}/{digits} = **{number_text(right)}**.")  # fmt: skip
-    return Verdict(False, _score_mistake(variant, typed, hits))
+    return typed_verdict(
+        answer, right, SCORE_TOLERANCE,
+        lambda: f"Right: {count(hits, 'digit')} of {digits} look inside their part: "
+        f"{hits}/{digits} = **{number_text(right)}**.",
+        lambda typed: _score_mistake(variant, typed, hits),
+    )  # fmt: skip
 
 
 def _score_mistake(variant: Variant, typed: float, hits: int) -> str:
