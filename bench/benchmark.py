@@ -172,6 +172,18 @@ def _exercises(args: argparse.Namespace) -> Runner:
     return exercises_bench.run
 
 
+def _class_load(args: argparse.Namespace) -> Runner:
+    from bench import class_load_bench
+
+    return lambda quick: asyncio.run(class_load_bench.run(quick))
+
+
+def _train_load(args: argparse.Namespace) -> Runner:
+    from bench import train_load_bench
+
+    return train_load_bench.run
+
+
 # Per section, what builds its runner from the arguments (each imports its module only when
 # its section runs: TensorFlow and Playwright are slow to import).
 RUNNERS: dict[str, Callable[[argparse.Namespace], Runner]] = {
@@ -188,6 +200,8 @@ RUNNERS: dict[str, Callable[[argparse.Namespace], Runner]] = {
     "learn": _learn,
     "lm": _lm,
     "exercises": _exercises,
+    "class_load": _class_load,
+    "train_load": _train_load,
 }
 
 

@@ -285,6 +285,7 @@ class StreamlitSession:
         self.messages: list[tuple[float, Any]] = []  # (perf_counter at arrival, ForwardMsg)
         # since the end of the last run
         self.widgets: dict[str, str] = {}  # label -> widget id, from the elements received
+        self.cookie = ""  # the cookies sent with the websocket (nginx's names the replica)
         self._page = ""  # page_script_hash, from new_session (or the page switched to)
         self._page_name = page  # the URL path a new visitor opens ("" for the default page)
         self._cache: dict[str, Any] = {}  # hash -> large message, as the page's cache
@@ -316,7 +317,9 @@ class StreamlitSession:
             max_size=None,
             open_timeout=timeout_s,
         )
-        return cls(socket, query, base, page)
+        session = cls(socket, query, base, page)
+        session.cookie = cookie
+        return session
 
     async def _read(self) -> None:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -331,10 +334,18 @@ class StreamlitSession:
                     self._cache[msg.hash] = msg
                     self._cached_now.append(msg.hash)
                 self._note(msg, msg.WhichOneof("type"))
-                self.messages.append((arrived, msg))
-                self._arrived.set()
+                self._arrive(arrived, msg)
         finally:
-            self._arrived.set()  # wake a waiting rerun: it reports the closed socket
+            self._ended()
+
+    def _arrive(self, arrived: float, msg: Any) -> None:
+        """Keep message `msg`, which arrived at `arrived` (`time.perf_counter()`), for `rerun`."""
+        self.messages.append((arrived, msg))
+        self._arrived.set()
+
+    def _ended(self) -> None:
+        """The socket closed."""
+        self._arrived.set()  # wake a waiting rerun: it reports the closed socket
 
     def _note(self, msg: Any, kind: str) -> None:
         if kind == "page_info_changed":

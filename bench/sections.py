@@ -22,6 +22,8 @@ SECTIONS = (  # in the order they run
     "learn",
     "lm",
     "exercises",
+    "class_load",
+    "train_load",
 )
 TITLES = {
     "backend": "1. Back end: compute_attention vs Keras MultiHeadAttention and numpy (D=64)",
@@ -44,4 +46,8 @@ TITLES = {
     "in-context accuracy",
     "exercises": "13. Exercises: an answer checked → its chart revealed, vs a floor page drawing "
     "the same chart (bench/floor_exercise.py)",
+    "class_load": "14. Class load: 200 students in a class on 2 replicas behind nginx with Redis: "
+    "idle CPU, move → phones, answer → projector",
+    "train_load": "15. Train load: 200 students press Train on 2 replicas behind nginx with Redis, "
+    "vs the code before #43",
 }

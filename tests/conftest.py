@@ -5,10 +5,14 @@ puts `tests/` on pytest's pythonpath."""
 import functools
 import os
 import re
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import hypothesis
+import hypothesis_support
 import pytest
 
 # Python writes each module's compiled bytecode the first time a test process imports it, and
@@ -35,6 +39,23 @@ os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 # two runs each: 77-89 CPU-s and 41-49 s with two threads, 72-80 CPU-s and 39-44 s with one).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# XLA's compiled programs kept on disk for the whole test run, shared by the test processes and
+# the servers they start (all inherit the environment; the folder is made once, here, before
+# pytest-xdist starts its processes): the language model's train step is the same program in
+# several tests (the same configuration trained with two seeds, a run and its twin), and XLA's
+# compile costs more CPU than a short run itself (measured 2026-11-28: one short run of the tests'
+# small model, 19 CPU-s compiling, 8.5 CPU-s reading the compiled step back; the same losses bit
+# for bit). TensorFlow's own cache: `--tf_xla_persistent_cache_directory`.
+XLA_CACHE_VAR = "ATTNVIZ_TEST_XLA_CACHE"  # the folder; the process that made it removes it
+_MADE_XLA_CACHE = XLA_CACHE_VAR not in os.environ
+if _MADE_XLA_CACHE:
+    os.environ[XLA_CACHE_VAR] = tempfile.mkdtemp(prefix="attnviz-xla-")
+_XLA_CACHE = os.environ[XLA_CACHE_VAR]
+if "tf_xla_persistent_cache_directory" not in os.environ.get("TF_XLA_FLAGS", ""):
+    os.environ["TF_XLA_FLAGS"] = (
+        os.environ.get("TF_XLA_FLAGS", "") + f" --tf_xla_persistent_cache_directory={_XLA_CACHE}"
+    ).strip()
+
 # The browser fixtures, registered once so the session has one Chromium and one Playwright; the
 # Redis fixtures likewise (one redis-server per test process).
 pytest_plugins = ["browser_support", "redis_support"]
@@ -50,12 +71,13 @@ LONGEST_FIRST = (
     "tests/ui/test_browser_views.py",
     "tests/ui/classroom/test_browser_class.py",
     "tests/project/test_deploy.py",
+    "tests/learn/runs/test_replicas.py",
     "tests/ui/pages/test_learn.py",
     "tests/learn/translation/test_training.py",
     "tests/learn/test_pretrained.py",
     "tests/learn/translation/test_transformer_translator.py",
     "tests/heads/test_inspection_hub.py",
-    "tests/learn/test_runs.py",
+    "tests/learn/runs/test_training_run.py",
     "tests/learn/language/test_training.py",
     "tests/ui/test_app.py",
     "tests/project/test_project.py",
@@ -78,7 +100,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     """In the quick run (`-m "not slow"`), a test file whose every test is slow (its module
     `pytestmark` says so) is not even imported: it would be deselected whole, after its imports
     (keras-hub, Playwright, the servers' helpers) had cost each test process seconds."""
-    if config.option.markexpr.strip() != "not slow" or collection_path.suffix != ".py":
+    if not _quick_run(config) or collection_path.suffix != ".py":
         return None
     if not collection_path.name.startswith("test_"):
         return None
@@ -87,9 +109,23 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Keep the collection order below for pytest-xdist (which would otherwise order the groups
-    by how many tests they hold)."""
+    by how many tests they hold); in the quick run, property tests draw fewer examples
+    (`hypothesis_support`), in every test process (each runs this before importing a test)."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    if _quick_run(config):
+        os.environ[hypothesis_support.QUICK_RUN_VAR] = "1"
+        hypothesis.settings.load_profile("quick")
+
+
+def _quick_run(config: pytest.Config) -> bool:
+    return config.option.markexpr.strip() == "not slow"
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The process that made the XLA cache's folder removes it (the others only used it)."""
+    if _MADE_XLA_CACHE:
+        shutil.rmtree(_XLA_CACHE, ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups

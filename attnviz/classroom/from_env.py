@@ -5,19 +5,19 @@ e.g. `streamlit run app.py` on a laptop)."""
 from __future__ import annotations
 
 import functools
-import os
 
 from attnviz.classroom.redis_store import RedisStore
 from attnviz.classroom.store import ClassStore, MemoryStore
+from attnviz.core.redis_url import REDIS_URL_VAR, redis_url_from_env
 
-REDIS_URL_VAR = "ATTNVIZ_REDIS_URL"  # `deploy.redis.REDIS_URL_ENV`: where Redis is
+__all__ = ["REDIS_URL_VAR", "store_from_env"]  # REDIS_URL_VAR: `attnviz.core.redis_url`'s
 _MEMORY = MemoryStore()  # the one in-process store of this server
 
 
 def store_from_env() -> ClassStore:
     """The store classes live in: Redis at `ATTNVIZ_REDIS_URL` when it is set (several servers
     share it), else this process's `MemoryStore`."""
-    url = os.environ.get(REDIS_URL_VAR, "").strip()
+    url = redis_url_from_env()
     return _redis_store(url) if url else _MEMORY
 
 

@@ -11,14 +11,14 @@ key that never expires.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TypeVar
 
 import redis
 
 from attnviz.classroom.errors import StoreDownError
 from attnviz.classroom.store import EXPIRES, VERSION
+from attnviz.core.redis_url import answered, redis_client
 
 T = TypeVar("T")
 
@@ -46,20 +46,7 @@ return 1
 """  # KEYS: the class, the hash written; ARGV: field, value; 0 when the class is gone
 
 
-def _answered(method: Callable[..., T]) -> Callable[..., T]:
-    """`method`, with Redis not answering (after the client's own retries) as `StoreDownError`."""
-
-    @functools.wraps(method)
-    def call(*args, **kwargs) -> T:
-        try:
-            return method(*args, **kwargs)
-        except redis.RedisError as err:
-            raise StoreDownError(
-                f"The class's store is not answering ({type(err).__name__}): nothing was "
-                "changed. Try again in a moment."
-            ) from err
-
-    return call
+_answered = answered(StoreDownError, "The class's store")  # nothing was changed
 
 
 class RedisStore:
@@ -74,12 +61,10 @@ class RedisStore:
 
     @classmethod
     def from_url(cls, url: str, prefix: str = PREFIX) -> RedisStore:
-        """A store on the Redis at `url` ("redis://127.0.0.1:6390/0")."""
-        client = redis.Redis.from_url(
-            url, decode_responses=True, socket_timeout=5, socket_connect_timeout=5,
-            health_check_interval=30,
-        )  # fmt: skip
-        return cls(client, prefix)
+        """A store on the Redis at `url` ("redis://127.0.0.1:6390/0"), its connections
+        `core.redis_url.redis_client`'s blocking pool (200 students answering at once wait
+        for a connection instead of failing)."""
+        return cls(redis_client(url, text=True, socket_timeout=5), prefix)
 
     def _key(self, code: str, *parts: object) -> str:
         return ":".join((f"{self._prefix}{code}", *map(str, parts)))

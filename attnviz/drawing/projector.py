@@ -24,7 +24,7 @@ def for_projector(fig: go.Figure, scale: float) -> go.Figure:
     width, height and its markers × `scale`. Any other figure fills its column and only gets
     `TALLER`. `fig` itself is not changed.
     """
-    plain = fig.to_dict()
+    plain = _scaled(fig.to_dict(), 1)  # a copy: a frozen figure's plain form is its own
     layout = plain.setdefault("layout", {})
     layout.setdefault("font", {}).setdefault("size", DEFAULT_FONT_SIZE)
     if layout.get("width"):
@@ -49,7 +49,7 @@ def fonts_for_projector(fig: go.Figure, scale: float) -> go.Figure:
     """A new figure: only `fig`'s fonts × `scale` (every text of it, its annotations' too), its
     size kept: for a figure whose cells are sized to fit its column, which would not fit it
     grown whole. `fig` itself is not changed."""
-    plain = fig.to_dict()
+    plain = _scaled(fig.to_dict(), 1)  # a copy: a frozen figure's plain form is its own
     plain.setdefault("layout", {}).setdefault("font", {}).setdefault("size", DEFAULT_FONT_SIZE)
     return go.Figure(_scaled(plain, scale))
 

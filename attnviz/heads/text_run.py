@@ -15,25 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
-
-from attnviz.heads.calls import AttentionCall, frozen_labels
+from attnviz.heads.calls import AttentionCall, LayerStack, frozen_labels
 from attnviz.heads.inspection import Inspection, inspect
 from attnviz.heads.model_text import ModelInputs, NextToken, next_tokens, text_inputs
 from attnviz.heads.user_model import UserModel
 
 KIND_ORDER = ("self", "cross", "unknown")
-
-
-@dataclass(frozen=True)
-class KindStack:
-    """The calls of one kind, stacked like layers, for one sequence."""
-
-    kind: str  # "self", "cross" or "unknown"
-    keys: tuple[str, ...]  # (L,) the calls stacked, in call order
-    weights: np.ndarray  # (L, H, T, S) float32
-    blocked: np.ndarray  # (L, H, T, S) bool: masked by the layer and weight exactly 0
-    positions: str  # the position schemes of these calls, in words
 
 
 @dataclass(frozen=True)
@@ -43,7 +30,9 @@ class TextRun:
     inputs: ModelInputs  # the tokens and what the model was given
     inspection: Inspection  # every attention call, labelled by the text's tokens where their
     # number fits (outputs dropped: None)
-    stacks: dict[str, KindStack]  # kind -> its stack, in `KIND_ORDER`
+    stacks: dict[str, LayerStack]  # kind -> its calls stacked like layers `(L, H, T, S)`, in
+    # `KIND_ORDER`
+    positions: dict[str, str]  # kind -> the position schemes of its stacked calls, in words
     next: tuple[NextToken, ...]  # the likeliest next tokens (empty unless a causal LM)
     skipped: tuple[str, ...]  # calls not stacked, and why
 
@@ -60,16 +49,15 @@ def run_text(user: UserModel, text: str) -> TextRun:
     predicted = next_tokens(user, inspection.outputs) if user.causal_lm else ()
     labelled = tuple(_labelled(call, inputs.tokens) for call in inspection.calls)
     inspection = replace(inspection, calls=labelled, outputs=None)
-    stacks, skipped = {}, []
+    stacks, positions, skipped = {}, {}, []
     for kind in KIND_ORDER:
         calls = [call for call in inspection.calls if call.kind == kind]
-        if not calls:
-            continue
-        stack, left_out = _stack(inspection, calls)
-        if stack is not None:
-            stacks[kind] = stack
+        kept, left_out = _stackable(calls)
+        if kept:
+            stacks[kind] = inspection.layer_stack(keys=[call.key for call in kept])
+            positions[kind] = " ".join(dict.fromkeys(call.position.text for call in kept))
         skipped += left_out
-    return TextRun(inputs, inspection, stacks, predicted, tuple(skipped))
+    return TextRun(inputs, inspection, stacks, positions, predicted, tuple(skipped))
 
 
 def _labelled(call: AttentionCall, tokens: tuple[str, ...]) -> AttentionCall:
@@ -80,9 +68,9 @@ def _labelled(call: AttentionCall, tokens: tuple[str, ...]) -> AttentionCall:
     return replace(call, row_labels=rows, col_labels=cols)
 
 
-def _stack(inspection: Inspection, calls: list) -> tuple[KindStack | None, list[str]]:
-    """The calls that fold nothing and share the first such call's shape, stacked (None when
-    every call folds), and the others with why they were left out."""
+def _stackable(calls: list[AttentionCall]) -> tuple[list[AttentionCall], list[str]]:
+    """The calls that fold nothing and share the first such call's shape (to be stacked), and
+    the others with why they were left out."""
     unfolded = [call for call in calls if call.fold is None]
     shape = unfolded[0].weights.shape if unfolded else None
     kept = [call for call in unfolded if call.weights.shape == shape]
@@ -91,14 +79,4 @@ def _stack(inspection: Inspection, calls: list) -> tuple[KindStack | None, list[
         else f"{call.key}: weights {call.weights.shape[1:]}, not {shape[1:]}"
         for call in calls if call not in kept
     ]  # fmt: skip
-    if not kept:
-        return None, left_out
-    stacked = inspection.layer_stack(keys=[call.key for call in kept])
-    weights = stacked.weights  # (L, H, T, S)
-    heads_masked = np.stack([call.head_masks[0] for call in kept])  # (L, H, T, S)
-    schemes = dict.fromkeys(call.position.text for call in kept)
-    return (
-        KindStack(kept[0].kind, stacked.keys, weights, ~heads_masked & (weights == 0),
-                  " ".join(schemes)),
-        left_out,
-    )  # fmt: skip
+    return kept, left_out

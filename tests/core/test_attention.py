@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_support import examples
 from reference import reference_attention, reference_mask, softmax_rows
 
 from attnviz import (
@@ -300,7 +301,7 @@ def test_giving_one_weight_leaves_the_drawn_ones_unchanged():
     np.testing.assert_array_equal(given.params["v"], drawn.params["v"])
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
     other=st.integers(0, 2**32 - 1),
@@ -608,7 +609,7 @@ def attention_cases(draw, score=None, causal=None):
     }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(case=attention_cases())
 def test_weights_are_distributions_and_masked_weights_are_exactly_zero(case):
     result = compute_attention(**case)
@@ -621,7 +622,7 @@ def test_weights_are_distributions_and_masked_weights_are_exactly_zero(case):
     np.testing.assert_array_equal(result.fully_masked, ~result.mask.any(axis=-1))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(case=attention_cases(), mask_value=st.sampled_from(["-inf", "-1e9"]))
 def test_random_cases_match_reference(case, mask_value):
     result = compute_attention(**case, mask_value=mask_value)
@@ -640,7 +641,7 @@ def test_random_cases_match_reference(case, mask_value):
     _assert_matches_reference(result, expected)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(case=attention_cases(), mask_value=st.sampled_from(["-inf", "-1e9"]))
 def test_output_is_a_convex_combination_of_values(case, mask_value):
     result = compute_attention(**case, mask_value=mask_value)
@@ -657,7 +658,7 @@ def test_output_is_a_convex_combination_of_values(case, mask_value):
     assert inside[rows].all()
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(case=attention_cases(causal=True), data=st.data())
 def test_causal_rows_ignore_future_keys_and_values(case, data):
     t = case["query"].shape[-2]

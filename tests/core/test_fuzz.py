@@ -3,6 +3,7 @@
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_support import examples
 
 from attnviz import AttentionResult, compute_attention, encode_sentences
 
@@ -50,7 +51,7 @@ SETTINGS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(q=matrices(), k=matrices(), v=matrices(), options=SETTINGS)
 def test_compute_attention_gives_a_result_or_a_value_error(q, k, v, options):
     try:
@@ -62,7 +63,7 @@ def test_compute_attention_gives_a_result_or_a_value_error(q, k, v, options):
     assert np.isfinite(result.weights).all() and np.isfinite(result.output).all()
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     text=st.one_of(st.text(max_size=60), st.lists(st.text(max_size=20), max_size=4)),
     d_model=st.integers(-1, 20),

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_support import examples
 from reference import reference_alibi, reference_attention, reference_rope
 
 from attnviz import compute_attention
@@ -168,7 +169,7 @@ def _sequences(draw):
     return q, k, v, rules
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(_sequences())
 def test_random_sequences_decode_to_causal_multihead_rows(sequence):
     q, k, v, rules = sequence

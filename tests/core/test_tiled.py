@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_support import examples
 
 from attnviz import compute_attention
 from attnviz.core.tiled import tiled_attention
@@ -188,7 +189,7 @@ def _problems(draw):
     return q, k, v, rules, tiles
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_problems())
 def test_random_problems_tile_to_the_plain_numbers(problem):
     q, k, v, rules, tiles = problem

@@ -2,7 +2,8 @@
 
 import plotly.graph_objects as go
 
-from attnviz.drawing.projector import TALLER, for_projector
+from attnviz.drawing.plain_figure import frozen
+from attnviz.drawing.projector import TALLER, fonts_for_projector, for_projector
 
 
 def _heatmap(**layout) -> go.Figure:
@@ -44,3 +45,14 @@ def test_the_figure_given_is_not_changed():
     before = fig.to_dict()
     for_projector(fig, 2.0)
     assert fig.to_dict() == before
+
+
+def test_a_frozen_figure_drawn_again_on_the_projector_does_not_grow():
+    # A frozen figure hands out its one plain form: enlarging it in place made the figure
+    # (and every later copy for the projector) larger again on each run of the page.
+    fig = frozen(_heatmap(height=300))
+    before = fig.to_dict()
+    for enlarge in (for_projector, for_projector, fonts_for_projector):
+        enlarge(fig, 1.5)
+    assert fig.to_dict() == before
+    assert for_projector(fig, 1.5).to_dict()["layout"]["height"] == int(300 * TALLER)

@@ -168,7 +168,8 @@ def test_a_run_stacks_the_self_attention_and_keeps_no_outputs(gpt2, mha):
     assert run.inspection.outputs is None and len(run.next) == 5
     plain = run_text(mha, "1 2 3 4")
     assert plain.stacks["self"].weights.shape == (1, MHA_HEADS, 4, 4)
-    assert not plain.stacks["self"].blocked.any() and plain.next == ()
+    assert plain.stacks["self"].blocked is None and plain.next == ()  # nothing masked
+    assert set(run.positions) == set(plain.positions) == {"self"}
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from hypothesis_support import examples
 
 from attnviz.core.limits import (
     APP_MAX_FEATURES,
@@ -634,7 +635,7 @@ def assert_finite_matrix_or_value_error(call):
 NUMBERISH = st.text(alphabet='0123456789.,;-+eE[]{}" \n\tnaifINF\u2212\u200b\u200f１x<')
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.one_of(st.text(), NUMBERISH))
 def test_any_text_gives_a_finite_matrix_or_value_error(text):
     assert_finite_matrix_or_value_error(lambda: parse_matrix_text(text, name="fuzz"))
@@ -642,7 +643,7 @@ def test_any_text_gives_a_finite_matrix_or_value_error(text):
 
 
 @pytest.mark.filterwarnings("ignore:invalid escape sequence")  # numpy header parser on garbage
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.one_of(st.binary(), NUMBERISH.map(str.encode)), st.sampled_from(ALLOWED_EXTENSIONS))
 def test_any_bytes_give_a_finite_matrix_or_value_error(data, extension):
     assert_finite_matrix_or_value_error(lambda: load_matrix(data, "f" + extension, name="fuzz"))
@@ -652,7 +653,7 @@ VALID_NPY = npy_bytes(np.arange(6.0).reshape(2, 3))
 
 
 @pytest.mark.filterwarnings("ignore:invalid escape sequence")  # numpy header parser on garbage
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(0, len(VALID_NPY) - 1), st.binary(min_size=1, max_size=16))
 def test_damaged_npy_gives_a_finite_matrix_or_value_error(offset, patch):
     data = VALID_NPY[:offset] + patch + VALID_NPY[offset + len(patch) :]

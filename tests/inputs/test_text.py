@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_support import examples
 
 from attnviz.core import limits
 from attnviz.inputs.text import (
@@ -388,7 +389,7 @@ def test_without_a_pages_limits_sentences_take_any_number_of_tokens_and_features
 any_text = st.text(st.characters(exclude_categories=()), max_size=30)  # surrogates included
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.one_of(any_text, st.lists(any_text, min_size=1, max_size=4)))
 def test_any_text_encodes_or_raises_value_error(sentences):
     try:

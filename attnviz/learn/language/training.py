@@ -139,8 +139,9 @@ class _LMReporter(keras.callbacks.Callback):
 
     async_safe = True  # on_train_batch_end only sets `stop_training`: safe off the main thread
 
-    def __init__(self, model: LanguageModel, val, probe: str, callback, start, limit):
+    def __init__(self, model: LanguageModel, val, probe: str, callback, start, limit, on_best=None):
         super().__init__()
+        self.on_best = on_best  # called with the weights of each best-so-far epoch
         self.lm = model
         self.val = val  # (N, T + 1) validation ids
         self.probe = probe
@@ -160,6 +161,8 @@ class _LMReporter(keras.callbacks.Callback):
         if best:
             self.best_loss, self.best_epoch = validation.loss, epoch
             self.best_weights = self.lm.get_weights()
+            if self.on_best is not None:
+                self.on_best(self.best_weights)
         logs = logs or {}
         report = LMEpochReport(
             epoch=epoch,
@@ -205,6 +208,7 @@ def train_lm(
     *,
     callback: LMCallback | None = None,
     probe: str | None = None,
+    on_best: Callable[[list], object] | None = None,
 ) -> LanguageModel:
     """Train a causal Transformer language model on `task` and return it.
 
@@ -217,6 +221,8 @@ def train_lm(
         callback: called with an `LMEpochReport` before training (epoch 0) and after every
             epoch; returning True stops training after that epoch.
         probe: the text whose forward pass every report shows (default: the task's example).
+        on_best: called with the model's weights (`get_weights`) each time an epoch is the best
+            so far, before `callback` gets that epoch's report (a shared run publishes them).
 
     Returns:
         The trained `LanguageModel`, holding the weights of its best validation epoch and its
@@ -235,7 +241,7 @@ def train_lm(
     start = time.perf_counter()
     model = LanguageModel(spec, network, training.seed)
     val = draw_sequences(spec, training.val_pairs, f"{training.seed}:validation", "validation")
-    reporter = _LMReporter(model, val, probe, callback, start, training.time_limit)
+    reporter = _LMReporter(model, val, probe, callback, start, training.time_limit, on_best)
     reporter.report(0, None)
     trainer = compile_lm(model, training.learning_rate)
     keras.utils.set_random_seed(training.seed)  # whatever building drew
@@ -248,7 +254,7 @@ def train_lm(
         )  # fmt: skip
         epoch += 1
     model.set_weights(reporter.best_weights)
-    model.stats = _stats(model, training, reporter, time.perf_counter() - start)
+    model.stats = lm_stats(model, training, reporter.reports, time.perf_counter() - start)
     return model
 
 
@@ -261,7 +267,12 @@ def _checked(config: object, kind: type, name: str, article: str):
     return config
 
 
-def _stats(model: LanguageModel, training: TrainConfig, reporter: _LMReporter, seconds: float):
+def lm_stats(
+    model: LanguageModel, training: TrainConfig, reports: Sequence[LMEpochReport], seconds: float
+) -> LMStats:
+    """The record of `model`, trained by `training` and holding the weights of the last epoch of
+    `reports` marked best (as `train_lm` keeps them)."""
+    best = [r for r in reports if r.best][-1]
     history = tuple(
         (
             r.epoch,
@@ -274,23 +285,22 @@ def _stats(model: LanguageModel, training: TrainConfig, reporter: _LMReporter, s
             float(np.nanmax(r.induction)) if np.isfinite(r.induction).any() else math.nan,
             r.seconds,
         )
-        for r in reporter.reports
+        for r in reports
     )
-    best = next(r for r in reporter.reports if r.epoch == reporter.best_epoch).validation
     return LMStats(
         task=model.task.name,
         seed=training.seed,
-        epochs_run=reporter.reports[-1].epoch,
-        best_epoch=reporter.best_epoch,
+        epochs_run=reports[-1].epoch,
+        best_epoch=best.epoch,
         train_seconds=seconds,
         sequences=training.n_pairs,
-        val_loss=best.loss,
-        val_accuracy=best.accuracy,
-        val_in_context_accuracy=best.in_context_accuracy,
+        val_loss=best.validation.loss,
+        val_accuracy=best.validation.accuracy,
+        val_in_context_accuracy=best.validation.in_context_accuracy,
         parameters=model.parameter_count,
         history=history,
         head_scores=tuple(
             tuple(float(x) for x in (*r.previous_token.ravel(), *r.induction.ravel()))
-            for r in reporter.reports
+            for r in reports
         ),
     )

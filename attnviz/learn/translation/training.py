@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import keras
@@ -74,6 +74,7 @@ class TrainingStats:
 
 
 Callback = Callable[[EpochReport], object]  # returns True to stop after this epoch
+WeightsCallback = Callable[[list], object]  # given a best epoch's weights (`get_weights`)
 Translator = Seq2SeqAttention | TransformerTranslator  # what `train` and `train_transformer` make
 
 
@@ -83,8 +84,10 @@ class _Reporter(keras.callbacks.Callback):
 
     async_safe = True  # on_train_batch_end only sets `stop_training`: safe off the main thread
 
-    def __init__(self, translator: Translator, val, probe: str, callback, limit: float):
+    def __init__(self, translator: Translator, val, probe: str, callback, limit: float,
+                 on_best=None):  # fmt: skip
         super().__init__()
+        self.on_best = on_best  # called with the weights of each best-so-far epoch
         self.translator = translator
         self.val = val  # (sources, targets) of the validation pairs
         self.probe = probe
@@ -110,6 +113,8 @@ class _Reporter(keras.callbacks.Callback):
         if best:
             self.best_key, self.best_epoch = key, epoch
             self.best_weights = self.translator.get_weights()
+            if self.on_best is not None:
+                self.on_best(self.best_weights)
         logs = logs or {}
         report = EpochReport(
             epoch=epoch,
@@ -143,6 +148,7 @@ def train(
     *,
     callback: Callback | None = None,
     probe: str | None = None,
+    on_best: WeightsCallback | None = None,
 ) -> Seq2SeqAttention:
     """Train a seq2seq translator with attention on `task` and return it.
 
@@ -155,6 +161,8 @@ def train(
             epoch; returning True stops training after that epoch.
         probe: the source whose translation and attention every report shows (default: the
             task's example).
+        on_best: called with the model's weights (`get_weights`) each time an epoch is the best
+            so far, before `callback` gets that epoch's report (a shared run publishes them).
 
     Returns:
         The trained `Seq2SeqAttention`, holding the weights of its best validation epoch and
@@ -167,8 +175,9 @@ def train(
     network = _checked(network, NetworkConfig, "network")
     training = _checked(training, TrainConfig, "training")
     return _built_and_fit(
-        lambda: Seq2SeqAttention(task, network, training.seed), task, training, callback, probe
-    )
+        lambda: Seq2SeqAttention(task, network, training.seed),
+        task, training, callback, probe, on_best,
+    )  # fmt: skip
 
 
 def train_transformer(
@@ -178,6 +187,7 @@ def train_transformer(
     *,
     callback: Callback | None = None,
     probe: str | None = None,
+    on_best: WeightsCallback | None = None,
 ) -> TransformerTranslator:
     """Train a small encoder–decoder `TransformerTranslator` on `task` and return it.
 
@@ -196,8 +206,9 @@ def train_transformer(
     network = _checked(network, TransformerConfig, "network")
     training = _checked(training or TRANSFORMER_TRAINING, TrainConfig, "training")
     return _built_and_fit(
-        lambda: TransformerTranslator(task, network, training.seed), task, training, callback, probe
-    )
+        lambda: TransformerTranslator(task, network, training.seed),
+        task, training, callback, probe, on_best,
+    )  # fmt: skip
 
 
 def _checked(config: object, kind: type, name: str):
@@ -212,7 +223,9 @@ def _checked(config: object, kind: type, name: str):
     return config
 
 
-def _built_and_fit(build, task: str, settings: TrainConfig, callback, probe) -> Translator:
+def _built_and_fit(
+    build, task: str, settings: TrainConfig, callback, probe, on_best=None
+) -> Translator:
     """Check the callback and the probe, then build the model (the clock starts here) and
     fit it."""
     if callback is not None and not callable(callback):
@@ -220,7 +233,7 @@ def _built_and_fit(build, task: str, settings: TrainConfig, callback, probe) -> 
     spec = get_task(task)
     probe = Vocabulary.of(spec).check_source(spec.example[0] if probe is None else probe, "probe")
     start = time.perf_counter()
-    return _fit(build(), settings, probe, callback, start)
+    return _fit(build(), settings, probe, callback, start, on_best)
 
 
 def training_arrays(model: Translator, pairs) -> tuple[list, object, object]:
@@ -241,13 +254,14 @@ def compile_for_training(model: Translator, learning_rate: float) -> keras.Model
 
 
 def _fit(
-    model: Translator, settings: TrainConfig, probe: str, callback, start: float
+    model: Translator, settings: TrainConfig, probe: str, callback, start: float, on_best=None
 ) -> Translator:
     task = model.task.name
     x, y, weights = training_arrays(model, make_pairs(task, settings.n_pairs, settings.seed))
     val = draw_pairs(task, settings.val_pairs, f"{settings.seed}:validation")
     trainer = compile_for_training(model, settings.learning_rate)
-    reporter = _Reporter(model, tuple(zip(*val, strict=True)), probe, callback, settings.time_limit)
+    reporter = _Reporter(model, tuple(zip(*val, strict=True)), probe, callback, settings.time_limit,
+                         on_best)  # fmt: skip
     reporter.start, reporter.deadline = start, start + settings.time_limit
     reporter.report(0, None)
     if not reporter.stop:
@@ -257,11 +271,17 @@ def _fit(
             shuffle=True, verbose=0, callbacks=[reporter],
         )  # fmt: skip
     model.set_weights(reporter.best_weights)
-    model.stats = _stats(model, settings, reporter, val, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    model.stats = training_stats(model, settings, reporter.reports, val, seconds)
     return model
 
 
-def _stats(model, settings: TrainConfig, reporter: _Reporter, val, seconds: float) -> TrainingStats:
+def training_stats(
+    model, settings: TrainConfig, reports: Sequence[EpochReport], val, seconds: float
+) -> TrainingStats:
+    """The record of `model`, trained by `settings` and holding the weights of the last epoch
+    of `reports` marked best (as `train` keeps them), validated on `val` (sources, targets)."""
+    best = [r for r in reports if r.best][-1]
     history = tuple(
         (
             r.epoch,
@@ -271,19 +291,19 @@ def _stats(model, settings: TrainConfig, reporter: _Reporter, val, seconds: floa
             r.val_exact_match,
             r.seconds,
         )
-        for r in reporter.reports
+        for r in reports
     )
     return TrainingStats(
         task=model.task.name,
         score=model.config.score,
         scale=model.config.scale,
         seed=settings.seed,
-        epochs_run=reporter.reports[-1].epoch,
-        best_epoch=reporter.best_epoch,
+        epochs_run=reports[-1].epoch,
+        best_epoch=best.epoch,
         train_seconds=seconds,
         n_pairs=settings.n_pairs,
-        val_char_accuracy=reporter.best_key[0],
-        val_exact_match=reporter.best_key[1],
+        val_char_accuracy=best.val_char_accuracy,
+        val_exact_match=best.val_exact_match,
         val_alignment=alignment_score(model, val),
         parameters=model.parameter_count,
         history=history,

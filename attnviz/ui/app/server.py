@@ -10,11 +10,15 @@ the user does one browser-history entry.
 The lifespan hook starts a background thread that imports TensorFlow and traces the attention
 graph as soon as the first page has drawn its inputs and controls (or 10 s after the server
 starts, if no one has come yet): the page appears as fast as a plain Streamlit page, and the
-import does not wait for the first click.
+import does not wait for the first click. It also starts the watch of the classes
+(`attnviz.ui.classroom.watch`): a student's page runs again when its class moves on. With
+Redis (`ATTNVIZ_REDIS_URL`) it starts the server's trainer on the replicas' shared queue of
+training runs at once, so a replica nobody pressed Train on still takes its share.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from contextlib import asynccontextmanager
@@ -23,7 +27,9 @@ from pathlib import Path
 import streamlit as st
 from starlette.middleware import Middleware
 
+from attnviz.core.redis_url import redis_url_from_env
 from attnviz.ui.app.history import HistoryScript
+from attnviz.ui.classroom import watch  # light: the classes are imported when first followed
 from attnviz.ui.frame.server_config import WARM_UP_ENV
 
 PAGE = Path(__file__).resolve().parent / "page.py"  # the page script, found wherever installed
@@ -33,12 +39,36 @@ MIDDLEWARE = [Middleware(HistoryScript)]  # one history entry per thing the user
 @asynccontextmanager
 async def lifespan(_app: st.App):
     """Start the warm-up (`attnviz.ui.app.warmup.warm_up`) in a daemon thread, unless the
-    environment says `ATTNVIZ_WARM_UP=0`; nothing to stop."""
+    environment says `ATTNVIZ_WARM_UP=0`; and the watch of the classes this server's students
+    follow (`attnviz.ui.classroom.watch`), stopped at the end."""
     if os.environ.get(WARM_UP_ENV, "1").strip() != "0":
         from attnviz.ui.app.warmup import warm_up  # light: imports nothing heavy itself
 
         threading.Thread(target=warm_up, name="attnviz-warm-up", daemon=True).start()
-    yield
+    if redis_url_from_env():  # the replicas share one queue of training runs: each takes its
+        # share from the start, also before anyone on it presses Train
+        threading.Thread(target=_train_shared_runs, name="attnviz-trainers", daemon=True).start()
+    watching = asyncio.create_task(watch.watch_classes(_class_version), name="attnviz-classes")
+    try:
+        yield
+    finally:
+        watching.cancel()
+
+
+def _train_shared_runs() -> None:
+    """Start this server's trainer on the runs' shared queue (`attnviz.learn.runs.worker`; it
+    imports TensorFlow)."""
+    from attnviz.learn.runs.from_env import store_from_env
+    from attnviz.learn.runs.worker import ensure_worker
+
+    ensure_worker(store_from_env())
+
+
+def _class_version(code: str) -> int:
+    """Class `code`'s version now (one small read of the store)."""
+    from attnviz.ui.classroom.session import room
+
+    return room().state(code).version
 
 
 app = st.App(PAGE, lifespan=lifespan, middleware=MIDDLEWARE)

@@ -13,7 +13,8 @@ from attnviz.ui.frame.state import slot
 
 CODE_FIELD, MEMBER_FIELD = "code", "me"  # a student's URL fields
 CLASS_FIELD, KEY_FIELD = "class", "key"  # the teacher's URL fields
-POLL_SECONDS = 1.5  # how often a page in a class asks the store where the class is
+POLL_SECONDS = 1.5  # how often the teacher's projector asks the store how the room answered
+# (a student's page does not poll: the server runs it again when its class moves, `watch`)
 JOINED = slot("class_joined", None, kind=Joined, kept=True)  # the student's class, once joined
 TEACHING = slot("class_teaching", None, kind=tuple, kept=True)  # (code, secret): the teacher's
 _ROOM: list[Classroom] = []  # this process's classroom, made when first needed (`use_room`)

@@ -1,32 +1,28 @@
 """The students' side of a class, on the page /class: join by code (the QR code's link fills it
 in), then follow the teacher: the page shows the lesson the teacher moved to, and the question
-asked, with its answer widget; after the reveal, the answer and the room's answers. Every
-`POLL_SECONDS` it asks the store whether the class changed (one small read, nothing redrawn)
-and runs again when it has. A link opens the lesson to explore on one's own; every page then
-shows a link back to the class."""
+asked, with its answer widget; after the reveal, the answer and the room's answers. The page
+follows its class (`watch.follow`): the server runs its class's fragment again when the class
+has changed (the page itself checks only every `CHECK_SECONDS`, a safety net). A link opens
+the lesson to explore on one's own; every page then shows a link back to the class."""
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
-from attnviz.classroom import ClassError, ClassState, Joined, StoreDownError
+from attnviz.classroom import ClassError, Classroom, ClassState, Joined, StoreDownError, Tally
 from attnviz.classroom.codes import CODE_LENGTH, NICKNAME_CHARS, clean_nickname
 from attnviz.lessons import LESSONS
 from attnviz.lessons.exercises import Variant
-from attnviz.ui.classroom import question
-from attnviz.ui.classroom.session import (
-    CODE_FIELD,
-    JOINED,
-    MEMBER_FIELD,
-    POLL_SECONDS,
-    joined,
-    room,
-)
+from attnviz.ui.classroom import question, watch
+from attnviz.ui.classroom.session import CODE_FIELD, JOINED, MEMBER_FIELD, joined, room
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import error, plain
 from attnviz.ui.frame.state import slot_family
 
 PAGE = "class"  # the page's URL path
+CHECK_SECONDS = 30.0  # how often a page in a class checks its class itself (`_check`)
 INTRO = "Join your teacher's class: follow the lesson on the projector and answer its questions."
 ANSWER = slot_family("class_answer", None)  # class_answer_<question>: the answer widget
 SENT = slot_family("class_sent", None, kept=True)  # class_sent_<code>_<question>: what sending
@@ -39,6 +35,7 @@ def draw_class_page(pages: dict[str, st.Page] | None = None) -> None:
     the link to explore the class's lesson (None: no link)."""
     me = joined()
     if me is None:
+        watch.forget()
         _join_form()
     else:
         _follow(me, pages)
@@ -66,23 +63,29 @@ def _join_form() -> None:
     st.rerun()
 
 
+@st.fragment
 def _follow(me: Joined, pages: dict[str, st.Page] | None) -> None:
-    """The class as it is now; then `_watch` for the teacher's next change."""
+    """The class as it is now, followed (`watch`): when the class changes, the server runs
+    this fragment again, not the whole page (the shell around it has not changed)."""
     try:
         state = room().state(me.code)
     except StoreDownError as err:
         st.warning(plain(err), icon=":material/sync_problem:")
-        _watch(me.code, -1)  # this page runs again once the store answers
+        watch.follow(me.code, -1, fragment=watch.fragment_id())  # run again once it answers
+        _check(me.code, -1)
         return
     except ClassError as err:
+        watch.forget()
         error(plain(err))
         _leave_button()
         return
     if state.ended:
+        watch.forget()
         st.info(f"Class {state.code} has ended. Thank you for taking part!")
         _leave_button()
         return
-    _watch(state.code, state.version)
+    watch.follow(state.code, state.version, fragment=watch.fragment_id())
+    _check(state.code, state.version)
     lesson = LESSONS[state.lesson - 1]
     st.subheader(f"Class {state.code} · lesson {lesson.number}: {lesson.title}")
     if me.nickname:
@@ -99,17 +102,20 @@ def _follow(me: Joined, pages: dict[str, st.Page] | None) -> None:
     _leave_button()
 
 
-@st.fragment(run_every=POLL_SECONDS)
-def _watch(code: str, version: int) -> None:
-    """Every `POLL_SECONDS`, one small read: has the class changed since the page was drawn
-    (`version`)? Then the page runs again and shows it. It draws nothing: while the class waits
-    for the teacher, a student's page costs one read, not a redraw."""
+@st.fragment(run_every=CHECK_SECONDS)
+def _check(code: str, version: int) -> None:
+    """Every `CHECK_SECONDS`, one small read: has the class changed since the page was drawn
+    (`version`)? Then the page runs again. The server's watch (`watch`) runs the page again as
+    soon as its class changes; this slow check is the page's own safety net, and, being a timer,
+    what makes the browser run the page again when its websocket reconnects to another server
+    (Streamlit's page reruns on a reconnection only if it has timers): a student whose server
+    died would otherwise not be followed by the new one until they touched the page."""
     try:
         now = room().state(code).version
     except StoreDownError:
-        return  # asked again in `POLL_SECONDS`
+        return  # asked again in `CHECK_SECONDS`
     except ClassError:
-        now = -2  # gone: the page's next run says so
+        now = watch.GONE  # the page's next run says so
     if now != version:
         st.rerun()
 
@@ -123,10 +129,18 @@ def _question(me: Joined, state: ClassState) -> None:
         answer = mine.get() if mine.is_set() else room().my_answer(me, state.question)
         with back_end():  # the check, the answer and its chart: attnviz's maths
             question.revealed(exercise, variant, answer, key=f"class_chart_mine_{state.question}")
-            question.room_answers(exercise, variant, room().tally(state), True,
+            question.room_answers(exercise, variant, _final_tally(room(), state), True,
                                   key=f"class_chart_room_{state.question}")  # fmt: skip
         return
     _answer(me, state, variant)
+
+
+@functools.lru_cache(maxsize=16)
+def _final_tally(classroom: Classroom, state: ClassState) -> Tally:
+    """The room's answers to `state`'s revealed question, read and counted once per server at
+    each version of the class (a revealed question takes no more answers): every phone of the
+    room shows them, and each read them all from the store."""
+    return classroom.tally(state)
 
 
 @st.fragment
@@ -167,7 +181,10 @@ def _leave_button() -> None:
 
 
 def back_link(pages: dict[str, st.Page], here: str) -> None:
-    """On any other page, while this student is in a class: one tap back to it."""
+    """On any other page, while this student is in a class: one tap back to it (the class no
+    longer runs this page again when it moves on)."""
+    if here != PAGE:
+        watch.forget()
     me = JOINED.get()
     if me is not None and here != PAGE and PAGE in pages:
         st.page_link(pages[PAGE], label=f"Back to class {me.code}", icon=":material/groups:",

@@ -274,16 +274,20 @@ def _reveal(exercise: Exercise, variant: Variant, answer: Any, why: bool) -> Non
         st.markdown(f"**Why.** {exercise.explain(variant)}")
 
 
-def reveal_chart(shown: Reveal, name: str, key: str) -> None:
+def reveal_chart(shown: Reveal, name: str, key: str, fig=None) -> None:
     """An exercise's revealed chart (`Exercise.reveal`), its outlines named under it; saved as
-    attnviz-`name`."""
-    fig = answer_heatmap(
+    attnviz-`name`. `fig`: `reveal_figure(shown)`, if built already."""
+    chart(reveal_figure(shown) if fig is None else fig, name, key=key)
+    if words := outline_key(bool(shown.guessed), bool(shown.right)):
+        st.caption(words)
+
+
+def reveal_figure(shown: Reveal):
+    """The heatmap of an exercise's revealed chart, its answer's cells outlined."""
+    return answer_heatmap(
         shown.matrix, shown.rows, shown.cols, title=shown.title, kind=shown.kind,
         allowed=shown.allowed, guessed=shown.guessed, right=shown.right,
     )  # fmt: skip
-    chart(fig, name, key=key)
-    if words := outline_key(bool(shown.guessed), bool(shown.right)):
-        st.caption(words)
 
 
 # ---- the teacher's view -------------------------------------------------------------------

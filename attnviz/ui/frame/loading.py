@@ -147,16 +147,31 @@ def _clear_session_after_run(free_memory: bool = True) -> None:
     click at 16 tokens, where the attention itself takes under 1 ms, and a trained model's
     first run after a clear 0.5–0.9 s. No page run builds a Keras model to be freed: shipped
     and trained models are cached and kept, and the Decoder page computes in arrays
-    (`transformer.decoder_forward`). So a page run never clears; any other caller (a test, a
-    notebook) gets Keras's clear, but never while a session's model trains in its background
-    thread or the server's warm-up builds models (`keras_busy_while`): the clear would pull
-    Keras's global state from under them.
+    (`transformer.decoder_forward`). So a page run never clears, nor does a fragment's run
+    (`_page_run`); any other caller (a test, a notebook) gets Keras's clear, but never while a
+    session's model trains in its background thread or the server's warm-up builds models
+    (`keras_busy_while`): the clear would pull Keras's global state from under them.
     """
+    if _page_run():
+        return
     from attnviz.learn.runs import training_active
 
-    busy = training_active() or any(check() for check in _KERAS_BUSY)
-    if not getattr(_RUN, "page_run", False) and not busy:
+    if not training_active() and not any(check() for check in _KERAS_BUSY):
         _KERAS_CLEAR_SESSION[0](free_memory=free_memory)
+
+
+def _page_run() -> bool:
+    """This thread runs attnviz's page: a whole run, which the shell began (`new_run`), or
+    the run of a fragment (an exercise checked, a class's poll, a training's progress), which
+    redraws part of a page the shell drew and never passes through the shell. Keras's clear
+    after each fragment's run (every poll of a class, every exercise checked) dropped
+    TensorFlow's kernels, which the page's next TensorFlow call then rebuilt."""
+    if getattr(_RUN, "page_run", False):
+        return True
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx is not None and bool(ctx.fragment_ids_this_run)
 
 
 @st.cache_resource

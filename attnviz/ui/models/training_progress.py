@@ -3,17 +3,25 @@ server's queue and when it should start (with the shipped model offered meanwhil
 as they finish, then what its reports show (a translator's loss and accuracy curves and its
 probe's attention after each epoch; a page may draw its own). Drawing only: the run is
 `attnviz.learn.runs`'.
+
+Every watching page polls its run every second, and a class watches one run from many sessions:
+a poll reads the store once, and the charts of the epochs so far are built once per process for
+everyone (`shared_figure`), so a poll with no new epoch costs little more than its progress bar.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import streamlit as st
 
 from attnviz.drawing.curves import training_curves
+from attnviz.drawing.plain_figure import frozen
 from attnviz.drawing.translation import translation_figure
 from attnviz.ui.frame.charts import chart
 from attnviz.ui.frame.messages import counted, plain
@@ -26,6 +34,10 @@ Reports = Callable[["RunSnapshot"], None]  # draws a run's reports so far
 
 PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
 PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
+LIVE = ("waiting", "training")  # the states a page polls
+SHARED_FIGURES = 64  # figures `shared_figure` keeps: a few runs' curves and probes
+_FIGURES: OrderedDict[Hashable, Any] = OrderedDict()  # key -> frozen figure, oldest first
+_FIGURES_LOCK = threading.Lock()
 
 
 def epochs_in_words(n: int) -> str:
@@ -37,9 +49,9 @@ def epochs_in_words(n: int) -> str:
 def _live_progress(
     run: TrainingRun, open_shipped: Callable[[], None] | None, draw_reports: Reports
 ) -> None:
-    snapshot = run.snapshot()
+    snapshot = run.snapshot()  # the one look at the store of this poll
     _draw_progress(run, snapshot, open_shipped, draw_reports)
-    if not run.running:
+    if snapshot.state not in LIVE:
         st.rerun()  # the whole page: the trained model's views appear
 
 
@@ -79,7 +91,9 @@ def _draw_progress(
         st.error(plain(words), icon=":material/error:")
         return
     st.progress(min(1.0, done / max(1, snapshot.epochs)), text=words)
-    if run.running:
+    if sharing := sharing_words(snapshot):
+        st.caption(sharing)
+    if snapshot.state in LIVE:
         st.button("Stop", on_click=run.stop, icon=":material/stop:", key="learn_stop")
     if snapshot.state == "waiting" and open_shipped is not None:
         _shipped_meanwhile(open_shipped)
@@ -89,10 +103,50 @@ def _draw_progress(
 
 def translation_reports(snapshot: RunSnapshot) -> None:
     """A translator's loss and accuracy per epoch, and its probe's attention at an epoch."""
-    rows = [_history_row(r) for r in snapshot.reports]
-    chart(training_curves(rows, title="Loss and accuracy per epoch"), "training-curves",
-          key="live-curves")  # fmt: skip
+    rows = tuple(_history_row(r) for r in snapshot.reports)
+    curves = shared_figure(
+        ("translation-curves", rows),
+        lambda: training_curves(rows, title="Loss and accuracy per epoch"),
+    )
+    chart(curves, "training-curves", key="live-curves")
     _probe_history(snapshot)
+
+
+def shared_figure(key: Hashable, build: Callable[[], Any]) -> Any:
+    """The figure `build()` draws, built once per `key` in this process and `frozen`, for every
+    session: the watchers of a run poll it every second and most polls find no new epoch.
+    `key` must hold everything the figure shows (its numbers, not a session's objects); the
+    last `SHARED_FIGURES` are kept. Do not change the figure returned."""
+    with _FIGURES_LOCK:
+        figure = _FIGURES.get(key)
+        if figure is not None:
+            _FIGURES.move_to_end(key)
+            return figure
+    figure = frozen(build())  # outside the lock: two sessions may both build a new one
+    with _FIGURES_LOCK:
+        _FIGURES[key] = figure
+        while len(_FIGURES) > SHARED_FIGURES:
+            _FIGURES.popitem(last=False)
+    return figure
+
+
+def array_key(values: Any) -> tuple:
+    """A hashable key of an array's contents, for `shared_figure`."""
+    array = np.asarray(values)
+    return array.dtype.str, array.shape, array.tobytes()
+
+
+def sharing_words(snapshot: RunSnapshot) -> str:
+    """Whether the run came from a finished one, or others watch it too ("" if neither)."""
+    if snapshot.source == "finished":
+        return "Trained before with the same settings: served from the store."
+    if snapshot.others:
+        verb = "is" if snapshot.others == 1 else "are"
+        return (
+            f"{counted(snapshot.others, 'other')} {verb} watching this run: the same settings "
+            "train once, for everyone who pressed Train with them."
+        )
+    return ""
 
 
 def _waiting_words(snapshot: RunSnapshot) -> str:
@@ -164,11 +218,10 @@ def _probe_history(snapshot: RunSnapshot) -> None:
             "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
         )
     probe = reports[chosen].probe
-    chart(
-        translation_figure(probe, f"Epoch {chosen}: {probe.source} → {probe.output}"),
-        "probe",
-        key="probe",
-    )
+    title = f"Epoch {chosen}: {probe.source} → {probe.output}"
+    key = ("translation-probe", title, tuple(probe.source_tokens), tuple(probe.target_tokens),
+           array_key(probe.weights))  # fmt: skip
+    chart(shared_figure(key, lambda: translation_figure(probe, title)), "probe", key="probe")
     if hasattr(probe, "cross"):  # a Transformer's probe: its heads' mean, as in Translate
         st.caption(
             "The last layer's cross-attention, averaged over its heads; after training, the "

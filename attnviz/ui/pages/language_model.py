@@ -38,7 +38,12 @@ from attnviz.ui.language_model.views import (
     learned_view,
     phase_change_caption,
 )
-from attnviz.ui.models.training_progress import epochs_in_words, progress
+from attnviz.ui.models.training_progress import (
+    array_key,
+    epochs_in_words,
+    progress,
+    shared_figure,
+)
 
 if TYPE_CHECKING:
     from attnviz.learn.language.model import LanguageModel
@@ -255,8 +260,10 @@ def _draw_reports(snapshot: RunSnapshot) -> None:
     with back_end():
         from attnviz.learn.language.training import LMCurves
     curves = LMCurves.of(snapshot.reports)
-    chart(phase_change_figure(curves, title="Loss, copying and every head's scores per epoch"),
-          "phase-change", key="lm-live-phase-change")  # fmt: skip
+    key = ("lm-phase-change", *(array_key(getattr(curves, f.name)) for f in fields(curves)))
+    title = "Loss, copying and every head's scores per epoch"
+    figure = shared_figure(key, lambda: phase_change_figure(curves, title=title))  # all watchers'
+    chart(figure, "phase-change", key="lm-live-phase-change")
     phase_change_caption(curves)
     _probe_heads(snapshot)
 
@@ -275,8 +282,12 @@ def _probe_heads(snapshot: RunSnapshot) -> None:
     labels = char_labels(probe.tokens)
     st.caption(f"Every head on the probe {plain(probe.text)} after epoch {chosen}.")
     blocked = ~np.tri(len(labels), dtype=bool)  # (T, T) the causal mask, drawn grey
-    chart(model_view(probe.weights, labels, labels, blocked=blocked, row_title="token",
-                     col_title="token"), "probe-heads", key="lm-probe-heads")  # fmt: skip
+    figure = shared_figure(  # built once for every session watching the run
+        ("lm-probe-heads", tuple(labels), array_key(probe.weights)),
+        lambda: model_view(probe.weights, labels, labels, blocked=blocked, row_title="token",
+                           col_title="token"),
+    )  # fmt: skip
+    chart(figure, "probe-heads", key="lm-probe-heads")
 
 
 MODE = Mode(

@@ -207,7 +207,7 @@ def _heads_view(user: UserModel, run: TextRun, text: str) -> HeadsView:
         part, short, rows, cols = NAMES[kind]
         groups[kind], titles[kind] = stack.keys, (rows, cols)
         said = (f"Each row of heads is one {part} call, in the order the model ran them "
-                f"(layer 0: {stack.keys[0]}). {stack.positions}")  # fmt: skip
+                f"(layer 0: {stack.keys[0]}). {run.positions[kind]}")  # fmt: skip
         sections[kind] = Section(part, short, kind == "self", said)
     return HeadsView(
         run.inspection, groups, axis_titles=titles, sections=sections,

@@ -235,6 +235,63 @@ def test_a_waiting_run_shows_its_place_when_it_starts_and_offers_the_shipped_mod
     assert mine.snapshot().state == "stopped" and not runs.training_active()
 
 
+def test_a_press_like_another_session_s_joins_its_run_and_says_so(monkeypatch):
+    held = _Held()  # trains nothing: the two sessions' one run holds until released
+    start = TrainingRun.start.__func__  # the classmethod's function
+
+    def held_start(cls, task, network=None, training=None, **kwargs):
+        return start(cls, task, network, training, fit=held.fit, **kwargs)
+
+    monkeypatch.setattr(TrainingRun, "start", classmethod(held_start))
+    sessions = [_open(learn_model="Train", task="reverse", learn_epochs="2") for _ in range(2)]
+    try:
+        for at in sessions:  # the two press Train with the same settings
+            at.button[-1].click().run()
+            ui.assert_ok(at)
+        assert held.started.wait(60)
+        (first,), (second,) = (at.session_state["learn_runs"].values() for at in sessions)
+        assert first.run_id == second.run_id and second.source == "shared"
+        sessions[0].run()
+        for at in sessions:
+            assert any(c.value.startswith("1 other is watching this run") for c in at.caption)
+    finally:
+        held.release.set()
+    assert first.join(timeout=60).state == second.join(timeout=60).state == "done"
+
+
+def test_a_new_session_on_a_training_page_s_link_watches_that_run_again(monkeypatch):
+    # a reload, or a replica taking a page over from one that died: a new session, the same URL
+    held = _Held()
+    start = TrainingRun.start.__func__  # the classmethod's function
+
+    def held_start(cls, task, network=None, training=None, **kwargs):
+        return start(cls, task, network, training, fit=held.fit, **kwargs)
+
+    monkeypatch.setattr(TrainingRun, "start", classmethod(held_start))
+    pressed = _open(learn_model="Train", task="reverse", learn_epochs="2")
+    try:
+        pressed.button[-1].click().run()  # Train
+        ui.assert_ok(pressed)
+        assert held.started.wait(60)
+        link = {k: v[0] if isinstance(v, list) else v for k, v in pressed.query_params.items()}
+        assert link["learn_run"]  # the run, named in the page's URL
+        again = _open(**link)
+        (mine,), (found,) = (at.session_state["learn_runs"].values() for at in (pressed, again))
+        assert found.run_id == mine.run_id and found.source == "shared"
+        assert any(c.value.startswith("1 other is watching this run") for c in again.caption)
+        other = _open(**{**link, "seed": "1"})  # the link's run is not these settings' run
+        assert not other.session_state["learn_runs"]
+        assert "Press Train to train this task with these settings." in [
+            i.value for i in other.info
+        ]
+    finally:
+        held.release.set()
+    assert mine.join(timeout=60).state == "done"
+    served = _open(**link)  # once done: the finished run, from the store
+    (kept,) = served.session_state["learn_runs"].values()
+    assert (kept.run_id, kept.source) == (mine.run_id, "finished")
+
+
 # --- the Transformer -------------------------------------------------------------------------
 
 

@@ -1,0 +1,131 @@
+"""Tests for ui/models/training_progress.py: its words about a shared run, and the figures
+every session watching one run shares."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+
+import app_support as ui
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnviz.learn.configs import TrainConfig
+from attnviz.learn.runs import RunSnapshot, TrainingRun
+from attnviz.learn.runs.store import MemoryRunStore
+from attnviz.learn.runs.worker import stop_worker
+from attnviz.learn.translation.model import Translation
+from attnviz.learn.translation.training import EpochReport
+from attnviz.ui.models import training_progress
+from attnviz.ui.models.training_progress import sharing_words
+
+
+@pytest.mark.parametrize(
+    ("others", "source", "expected"),
+    [
+        (0, "new", ""),
+        (0, "shared", ""),  # the others stopped watching
+        (1, "shared", "1 other is watching this run"),
+        (12, "new", "12 others are watching this run"),
+        (0, "finished", "Trained before with the same settings: served from the store."),
+    ],
+)
+def test_the_page_says_when_a_run_is_shared_or_came_from_a_finished_one(others, source, expected):
+    words = sharing_words(RunSnapshot("training", (), 5, others=others, source=source))
+    assert words.startswith(expected) and bool(words) == bool(expected)
+
+
+class _Stepped:
+    """A stand-in for `train` whose reports carry a probe (as `train`'s do): epochs 0 and 1 at
+    once, then one more epoch each time `step` is set."""
+
+    def __init__(self) -> None:
+        self.step = threading.Event()
+        self.held = threading.Event()  # set each time it waits for `step`
+
+    def fit(self, task, network, training, callback):
+        for epoch in range(training.epochs + 1):
+            weights = np.full((3, 3), 1 / 3, dtype=np.float32)  # (T_out, T_in)
+            weights[:, epoch % 3] += 1.0  # each epoch's probe differs
+            weights /= weights.sum(axis=1, keepdims=True)
+            probe = Translation("abc", "cba", weights, tuple("abc"), tuple("cba"))
+            if callback(EpochReport(epoch, None, None, epoch / 10, 0.0, float(epoch), probe,
+                                    True)):  # fmt: skip
+                return None
+            if epoch >= 1:
+                self.step.clear()
+                self.held.set()
+                assert self.step.wait(60)
+                self.held.clear()
+        return None
+
+
+def _watching() -> None:
+    import streamlit as st
+
+    from attnviz.ui.models.training_progress import progress
+
+    progress(st.session_state["watched"])
+
+
+def _session(run) -> AppTest:
+    at = AppTest.from_function(_watching, default_timeout=30)
+    at.session_state["watched"] = run
+    return at.run()
+
+
+def test_sessions_watching_one_run_share_its_figures_built_once_per_epoch(monkeypatch):
+    built = []
+    for name in ("training_curves", "translation_figure"):
+        monkeypatch.setattr(training_progress, name, _counted(built, name))
+    monkeypatch.setattr(training_progress, "_FIGURES", OrderedDict())  # none from other tests
+    fake, store = _Stepped(), MemoryRunStore()
+    runs = [
+        TrainingRun.start("reverse", None, TrainConfig(5), store=store, fit=fake.fit) for _ in "ab"
+    ]
+    try:
+        assert fake.held.wait(30)  # epochs 0 and 1 reported
+        sessions = [_session(run) for run in runs]
+        for at in sessions:
+            at.run()  # a poll that finds nothing new
+        assert sorted(built) == ["training_curves", "translation_figure"]  # once, for both
+        first, second = (ui.specs(at) for at in sessions)
+        assert first == second and ui.chart(sessions[0], "Loss and accuracy")["data"][0]["x"] == [
+            0,
+            1,
+        ]
+        fake.step.set()  # epoch 2
+        assert _reported(runs[0], 3)
+        for at in sessions:
+            at.run()
+        assert sorted(built) == ["training_curves"] * 2 + ["translation_figure"] * 2
+        probe = ui.chart(sessions[1], "Epoch 2: ")  # the new epoch's probe, drawn afresh
+        np.testing.assert_allclose(ui.decode(probe["data"][0]["z"]).sum(axis=1), 1.0, rtol=1e-6)
+        curves = ui.chart(sessions[0], "Loss and accuracy")["data"][2]  # validation characters
+        assert curves["y"] == pytest.approx([0.0, 10.0, 20.0])
+    finally:
+        for run in runs:
+            run.stop()
+        fake.step.set()
+        stop_worker(store, timeout=None)
+
+
+def _counted(built: list[str], name: str):
+    """`training_progress`'s `name`, noting each call in `built`."""
+    real = getattr(training_progress, name)
+
+    def counted(*args, **kwargs):
+        built.append(name)
+        return real(*args, **kwargs)
+
+    return counted
+
+
+def _reported(run, n: int) -> bool:
+    """Wait until `run` has `n` reports (at most 30 s)."""
+    deadline = time.monotonic() + 30
+    while len(run.snapshot().reports) < n and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return len(run.snapshot().reports) >= n
