@@ -24,6 +24,7 @@ from attnviz.drawing.curves import training_curves
 from attnviz.drawing.plain_figure import frozen
 from attnviz.drawing.translation import translation_figure
 from attnviz.ui.frame.charts import chart
+from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import counted, plain
 from attnviz.ui.frame.state import slot
 
@@ -38,6 +39,44 @@ LIVE = ("waiting", "training")  # the states a page polls
 SHARED_FIGURES = 64  # figures `shared_figure` keeps: a few runs' curves and probes
 _FIGURES: OrderedDict[Hashable, Any] = OrderedDict()  # key -> frozen figure, oldest first
 _FIGURES_LOCK = threading.Lock()
+
+
+RUN_KEY_CHARS = 16  # hex characters of a run's key its page's URL keeps
+
+
+def named_run(field: str, task: Any, network: Any, training: Any) -> TrainingRun | None:
+    """The run of these settings when the page's URL field `field` names it, watched again
+    (joined if it still waits or trains, served from the store if it finished): the page was
+    reloaded, or its replica died and another took it over. None otherwise."""
+    named = st.query_params.get(field)
+    if not named or named != _url_name(task, network, training):
+        return None
+    return start_run(task, network, training)
+
+
+def start_run(task: Any, network: Any, training: Any, field: str | None = None) -> TrainingRun:
+    """Start (or join: the same settings train once) the run of these settings in the
+    background; with `field`, name it in the page's URL (`named_run` finds it again)."""
+    with back_end():
+        from attnviz.learn.runs import TrainingRun
+    run = TrainingRun.start(task, network, training)
+    if field is not None:
+        st.query_params[field] = _url_name(task, network, training)
+    return run
+
+
+def forget_ended(field: str, snapshot: RunSnapshot) -> None:
+    """A stopped or failed run is not the settings' result: the URL stops naming it, so that
+    a reload does not watch it again (a new run starts only when Train is pressed)."""
+    if snapshot.state in ("stopped", "failed"):
+        st.query_params.pop(field, None)
+
+
+def _url_name(task: Any, network: Any, training: Any) -> str:
+    """The URL's name of the run of these settings: the start of its key (`run_key`)."""
+    with back_end():
+        from attnviz.learn.runs.key import run_key
+    return run_key(task, network, training)[:RUN_KEY_CHARS]
 
 
 def epochs_in_words(n: int) -> str:

@@ -41,8 +41,11 @@ from attnviz.ui.language_model.views import (
 from attnviz.ui.models.training_progress import (
     array_key,
     epochs_in_words,
+    forget_ended,
+    named_run,
     progress,
     shared_figure,
+    start_run,
 )
 
 if TYPE_CHECKING:
@@ -63,6 +66,7 @@ TEXTS = slot_family("lm_text", "")  # lm_text_<task>: the text the model reads, 
 TASK_TEXTS = tuple(TEXTS.of(task) for task in LM_TASKS)
 SEED = slot("lm_seed", 0, url=True)  # the training run's seed
 RUNS = slot("lm_runs", None, kind=dict, kept=True)  # (task, seed) -> this session's run
+RUN_FIELD = "lm_run"  # the URL field naming the run this page trains (a reload finds it again)
 PROBE_EPOCH = slot("lm_probe_epoch", -1)  # the epoch whose probe heads are drawn (-1: last)
 POSITION_NAMES = {"rope": "RoPE", "alibi": "ALiBi", "none": "no position scheme"}
 GENERATE_FROM = 8  # the default generation prompt leaves this many of the example's tokens
@@ -218,13 +222,18 @@ def _training_panel(task: str) -> LanguageModel | None:
                                          **SEQUENCES.widget()))  # fmt: skip
     seed = int(seeds.number_input("Seed", 0, limits.MAX_SEED, **SEED.widget("value")))
     key = (task, seed)
-    run = runs.get(key)
+    recipe = LM_RECIPES[task]
+    training = replace(recipe.training, epochs=epochs, n_pairs=sequences, seed=seed,
+                       time_limit=limits.APP_TIME_LIMIT)  # fmt: skip
+    run = runs.get(key) or named_run(RUN_FIELD, task, recipe.network, training)
     with right:
         st.write("")
         busy = any(r.running for r in runs.values())
         if st.button("Train", type="primary", disabled=busy, icon=":material/school:",
                      key="lm_train"):  # fmt: skip
-            run = runs[key] = _start(task, seed, epochs, sequences)
+            run = start_run(task, recipe.network, training, RUN_FIELD)
+    if run is not None:
+        runs[key] = run
     st.caption(
         f"Trains the shipped recipe's model from seed {seed} on {sequences:,} fresh sequences "
         f"an epoch, at most {epochs_in_words(epochs)} or {limits.APP_TIME_LIMIT:.0f} s; the "
@@ -235,18 +244,10 @@ def _training_panel(task: str) -> LanguageModel | None:
                 icon=":material/school:")  # fmt: skip
         return None
     snapshot = progress(run, lambda: _open_shipped(task), draw_reports=_draw_reports)
+    forget_ended(RUN_FIELD, snapshot)
     if snapshot.model is not None:
         _summary(snapshot.model, shipped=False)
     return snapshot.model
-
-
-def _start(task: str, seed: int, epochs: int, sequences: int):
-    with back_end():
-        from attnviz.learn.runs import TrainingRun
-    recipe = LM_RECIPES[task]
-    training = replace(recipe.training, epochs=epochs, n_pairs=sequences, seed=seed,
-                       time_limit=limits.APP_TIME_LIMIT)  # fmt: skip
-    return TrainingRun.start(task, recipe.network, training)
 
 
 def _open_shipped(task: str) -> None:

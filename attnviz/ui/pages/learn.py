@@ -43,7 +43,13 @@ from attnviz.ui.models.shipped import (
     traced,
     warm_up_shipped,
 )
-from attnviz.ui.models.training_progress import epochs_in_words, progress
+from attnviz.ui.models.training_progress import (
+    epochs_in_words,
+    forget_ended,
+    named_run,
+    progress,
+    start_run,
+)
 
 ARCHITECTURES = ("GRU + attention", "Transformer")  # Seq2SeqAttention, TransformerTranslator
 MODEL_SOURCES = ("Shipped", "Train")  # a shipped checkpoint, or one trained here
@@ -64,7 +70,6 @@ STEP = slot("learn_step", 0)  # the decoder step opened in the explorer
 RUNS = slot("learn_runs", None, kind=dict, kept=True)  # (task, model, seed...) -> a run
 RUN_FIELD = "learn_run"  # the URL field naming the run this page trains (the start of its key):
 # a reload, or a replica taking over from one that died, finds the run again
-RUN_FIELD_CHARS = 16  # hex characters of the run's key the URL keeps
 
 
 def _settings_controls(transformer: bool, shipped: bool) -> AttentionSettings:
@@ -252,13 +257,12 @@ def _training_panel(task: str, settings: AttentionSettings, transformer: bool = 
         )
     )
     network, training = _configs(settings, transformer, epochs, n_pairs)
-    run = runs.get(key) or _rejoined(task, network, training)
+    run = runs.get(key) or named_run(RUN_FIELD, task, network, training)
     busy = any(r.running for r in runs.values())
     with right:
         st.write("")
         if st.button("Train", type="primary", disabled=busy, icon=":material/school:"):
-            run = _start(task, network, training)
-            st.query_params[RUN_FIELD] = _run_field(task, network, training)
+            run = start_run(task, network, training, RUN_FIELD)
     if run is not None:
         runs[key] = run
     st.caption(
@@ -272,8 +276,7 @@ def _training_panel(task: str, settings: AttentionSettings, transformer: bool = 
         return None
     shipped = not transformer or task in TRANSFORMER_RECIPES  # else nothing to offer meanwhile
     snapshot = progress(run, _open_shipped if shipped else None)
-    if snapshot.state in ("stopped", "failed"):  # not the key's result: a reload trains anew
-        st.query_params.pop(RUN_FIELD, None)  # only when Train is pressed again
+    forget_ended(RUN_FIELD, snapshot)
     return snapshot.model
 
 
@@ -293,31 +296,6 @@ def _configs(
     )
     network = TransformerConfig() if transformer else NetworkConfig(settings.score, settings.scale)
     return network, training
-
-
-def _start(task: str, network: NetworkConfig | TransformerConfig, training: TrainConfig):
-    """Start (or join: the same settings train once) a training run in the background."""
-    with back_end():
-        from attnviz.learn.runs import TrainingRun
-    return TrainingRun.start(task, network, training)
-
-
-def _rejoined(task: str, network: NetworkConfig | TransformerConfig, training: TrainConfig):
-    """The run the page's URL names, watched again by a session that does not hold it (the
-    page reloaded, or its replica died and another took the page over): joined if it still
-    waits or trains, served from the store if it finished. None unless the URL names the run
-    of these settings."""
-    named = st.query_params.get(RUN_FIELD)
-    if not named or named != _run_field(task, network, training):
-        return None
-    return _start(task, network, training)
-
-
-def _run_field(task: str, network: NetworkConfig | TransformerConfig, training: TrainConfig) -> str:
-    """The URL's name of the run of these settings: the start of its key (`run_key`)."""
-    with back_end():
-        from attnviz.learn.runs.key import run_key
-    return run_key(task, network, training)[:RUN_FIELD_CHARS]
 
 
 def _translate_view(model, task: str) -> None:

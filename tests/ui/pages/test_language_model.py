@@ -6,6 +6,8 @@ session.
 
 from __future__ import annotations
 
+import threading
+
 import app_support as ui
 import numpy as np
 import pytest
@@ -329,3 +331,40 @@ def test_the_head_table_keeps_layer_and_head_pinned_for_a_phone(model):
     columns = json.loads(table.proto.columns)
     assert all(columns[name]["pinned"] for name in ("layer", "head"))
     assert not any(columns[name].get("pinned") for name in ("entropy", "previous"))
+
+
+def test_a_new_session_on_a_training_page_s_link_watches_that_run_again(monkeypatch):
+    # a reload, or a replica taking the page over from one that died: a new session, the URL
+    from attnviz.learn.runs import TrainingRun
+
+    started, release = threading.Event(), threading.Event()
+
+    def held(task, network, training, callback):  # trains nothing: holds the run
+        started.set()
+        assert release.wait(120)
+
+    start = TrainingRun.start.__func__  # the classmethod's function
+    monkeypatch.setattr(TrainingRun, "start", classmethod(
+        lambda cls, task, network=None, training=None, **kw: start(
+            cls, task, network, training, fit=held, **kw)))  # fmt: skip
+    pressed = _open(lm_model="Train", lm_epochs="2", lm_sequences="512", lm_seed="7")
+    try:
+        pressed.button(key="lm_train").click().run()
+        ui.assert_ok(pressed)
+        assert started.wait(60)
+        link = {k: v[0] if isinstance(v, list) else v for k, v in pressed.query_params.items()}
+        assert link[language_model.RUN_FIELD]  # the run, named in the page's URL
+        again = _open(**link)
+        (mine,), (found,) = (at.session_state[language_model.RUNS.key].values()
+                             for at in (pressed, again))  # fmt: skip
+        assert found.run_id == mine.run_id and found.source == "shared"
+        assert any(c.value.startswith("1 other is watching this run") for c in again.caption)
+        other = _open(**{**link, "lm_seed": "8"})  # the link's run is not these settings' run
+        assert not other.session_state[language_model.RUNS.key]
+        for run, at in ((found, again), (mine, pressed)):  # both stop: the run ends
+            run.stop()
+            at.run()
+            ui.assert_ok(at)
+            assert language_model.RUN_FIELD not in at.query_params  # a stopped run is forgotten
+    finally:
+        release.set()
