@@ -56,10 +56,13 @@ def redis_server() -> Iterator[redis.Redis]:
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def redis_url(redis_server: redis.Redis) -> str:
     """The session's Redis address (`redis://:<password>@127.0.0.1:<port>/0`), as every replica
-    gets it in ATTNVIZ_REDIS_URL; open it with `redis.Redis.from_url`."""
+    gets it in ATTNVIZ_REDIS_URL; open it with `redis.Redis.from_url`. Started again first if
+    a test before this one stopped it (its data kept)."""
+    if not redis_server.running():
+        redis_server.start_again()
     return redis_server.url
 
 

@@ -67,13 +67,15 @@ def shared_tiny_run():
     from attnviz.learn.runs import TrainingRun
     from attnviz.learn.translation.training import train
 
-    calls, originals = [], []
+    calls, reports = [], []  # per training started: its settings, its reports
 
     def counted(task, network, training, callback, on_best=None):
         calls.append((task, network, training))
+        made = []
+        reports.append(made)
 
         def kept(report):
-            originals.append(report)
+            made.append(report)
             return callback(report)
 
         return train(task, network, training, callback=kept, on_best=on_best)
@@ -84,6 +86,7 @@ def shared_tiny_run():
     first = TrainingRun.start("reverse", tiny, training, store=store, fit=counted)
     second = TrainingRun.start("reverse", tiny, training, store=store, fit=counted)
     snapshots = (first.join(timeout=180), second.join(timeout=180))
+    originals = reports[0]  # the shared run's (a later test may train others with `counted`)
     return SimpleNamespace(
         store=store, runs=(first, second), snapshots=snapshots, calls=calls,
         originals=originals, network=tiny, training=training, fit=counted,

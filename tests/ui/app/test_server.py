@@ -103,24 +103,22 @@ def test_no_warm_up_when_the_environment_says_so(server, monkeypatch):
     assert not any(t.name == "attnviz-warm-up" for t in threading.enumerate())
 
 
-@pytest.mark.parametrize("redis_url", ["redis://127.0.0.1:6390/0", ""], ids=["redis", "none"])
-def test_with_redis_the_lifespan_starts_the_trainer_on_the_shared_queue(
-    server, monkeypatch, redis_url
-):
+@pytest.mark.parametrize("url", ["redis://127.0.0.1:6390/0", ""], ids=["redis", "none"])
+def test_with_redis_the_lifespan_starts_the_trainer_on_the_shared_queue(server, monkeypatch, url):
     # a replica nobody pressed Train on must still take its share of the replicas' one queue
     # (tests/learn/runs/test_replicas.py runs it for real)
     started = threading.Event()
     monkeypatch.setattr(server, "_train_shared_runs", started.set)
     monkeypatch.setenv(server.WARM_UP_ENV, "0")
-    monkeypatch.setenv("ATTNVIZ_REDIS_URL", redis_url)
+    monkeypatch.setenv("ATTNVIZ_REDIS_URL", url)
 
     async def serve_once() -> None:
         async with server.lifespan(server.app):
-            started.wait(10 if redis_url else 0.5)
+            started.wait(10 if url else 0.5)
 
     with ThreadPoolExecutor(1) as pool:
         pool.submit(asyncio.run, serve_once()).result(timeout=60)
-    assert started.is_set() == bool(redis_url)
+    assert started.is_set() == bool(url)
 
 
 def test_a_page_opened_during_the_warm_up_is_told_what_loads(monkeypatch):
