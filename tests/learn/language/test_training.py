@@ -18,7 +18,9 @@ from attnviz.learn.language.training import LMCurves, train_lm
 pytestmark = pytest.mark.slow  # trains
 
 SMALL = LMConfig(d_model=32, heads=2, d_ff=64)  # ~21k parameters
-TRAINING = TrainConfig(4, n_pairs=512, val_pairs=128, batch_size=32, seed=0)  # _run stops at 3
+# `_run` stops it after epoch 3; a time limit no busy test machine reaches (the default 120 s was
+# reached once, by a run whose compile took 95 s beside two other test processes)
+TRAINING = TrainConfig(4, n_pairs=512, val_pairs=128, batch_size=32, seed=0, time_limit=900.0)
 PROBE = get_lm_task("text").example  # the stories' example: 56 characters, 57 tokens with <s>
 
 

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.slow  # trains
 
 # A small model on a few hundred pairs: ~12k parameters, 2 epochs, ~6 s on 2 cores.
 CI_NETWORK = NetworkConfig("dot", units=16, embed_dim=16, attention_units=32)
-CI_TRAINING = TrainConfig(2, n_pairs=800, val_pairs=100, batch_size=16, learning_rate=0.01, seed=7)
+CI_TRAINING = TrainConfig(2, n_pairs=800, val_pairs=100, batch_size=16, learning_rate=0.01, seed=7,
+                          time_limit=900.0)  # two epochs on a busy test machine too  # fmt: skip
 TINY = NetworkConfig(units=4, embed_dim=4, attention_units=4)
 TINY_TRAINING = TrainConfig(n_pairs=64, val_pairs=16, batch_size=16)
 
