@@ -120,7 +120,9 @@ def test_finished_runs_are_evicted_least_recently_used_first_by_size(run_store):
     run_store.finished_bytes = 1_000
     a = _trained(run_store, "a", final=b"f" * 100, size=100)
     _trained(run_store, "b", final=b"f" * 100, size=100)
+    time.sleep(0.01)  # Redis orders by the millisecond of last use: a's use comes after b's end
     assert run_store.submit("a", b"job", "x", PLAN) == type(a)(a.run_id, "finished")  # a used
+    time.sleep(0.01)
     _trained(run_store, "c", final=b"f" * 100, size=100)  # 1,200 bytes: b, least recent, goes
     assert run_store.submit("a", b"job", "y", PLAN).source == "finished"
     assert run_store.submit("c", b"job", "y", PLAN).source == "finished"
