@@ -8,33 +8,20 @@ kept; the sessions hold theirs as long as they like.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from attnviz.core.kept import Kept
+
 KEPT = 8  # models of finished runs kept in this process, the most recently used
-_MODELS: OrderedDict[tuple[int, str], Any] = OrderedDict()  # (id(store), run id) -> model
-_LOCK = threading.Lock()
+_MODELS = Kept(KEPT)  # (id(store), run id) -> model
 
 
 def keep(store: object, run_id: str, model: Any) -> None:
     """Keep `model`, the trained model of `run_id` in `store`."""
-    with _LOCK:
-        _MODELS[id(store), run_id] = model
-        _MODELS.move_to_end((id(store), run_id))
-        while len(_MODELS) > KEPT:
-            _MODELS.popitem(last=False)
+    _MODELS.put((id(store), run_id), model)
 
 
 def kept(store: object, run_id: str, build: Callable[[], Any]) -> Any:
     """The model of `run_id` in `store`: the one kept, else `build()` (kept if not None)."""
-    with _LOCK:
-        model = _MODELS.get((id(store), run_id))
-        if model is not None:
-            _MODELS.move_to_end((id(store), run_id))
-            return model
-    model = build()  # outside the lock: building takes a while; two builds at once are alike
-    if model is not None:
-        keep(store, run_id, model)
-    return model
+    return _MODELS.get((id(store), run_id), build)

@@ -21,11 +21,11 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from attnviz.core.kept import Kept
 from attnviz.learn.configs import (
     LM_TRAINING,
     LMConfig,
@@ -62,8 +62,7 @@ TrainingQueue = MemoryRunStore  # the one-server store's former name
 QUEUE = MEMORY  # this process's store when there is no Redis (a test may set its `clock`)
 JOIN_POLL = 0.05  # seconds between looks while `join` waits
 DECODED_REPORTS = 128  # reports `decoded_report` keeps: a few runs' epochs
-_DECODED: OrderedDict[bytes, Any] = OrderedDict()  # encoded report -> the report, oldest first
-_DECODED_LOCK = threading.Lock()
+_DECODED = Kept(DECODED_REPORTS)  # encoded report -> the report
 
 
 @dataclass(frozen=True)
@@ -259,17 +258,7 @@ def decoded_report(data: bytes) -> EpochReport | LMEpochReport:
     """`codec.loads(data)`, decoded once per process for every session watching the run (its
     reports are the same bytes for all); the last `DECODED_REPORTS` are kept. Do not change
     the report's arrays."""
-    with _DECODED_LOCK:
-        report = _DECODED.get(data)
-        if report is not None:
-            _DECODED.move_to_end(data)
-            return report
-    report = loads(data)  # outside the lock: two sessions may both decode a new one
-    with _DECODED_LOCK:
-        _DECODED[data] = report
-        while len(_DECODED) > DECODED_REPORTS:
-            _DECODED.popitem(last=False)
-    return report
+    return _DECODED.get(data, lambda: loads(data))
 
 
 def model_from(task: str | LMTask, network: Any, weights: list, stats: Any) -> Any:

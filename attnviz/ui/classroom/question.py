@@ -6,7 +6,6 @@ only: the answers are checked and counted in `attnviz.classroom`."""
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ import numpy as np
 import streamlit as st
 
 from attnviz.classroom import Tally
+from attnviz.core.kept import Kept
 from attnviz.drawing.plain_figure import frozen
 from attnviz.drawing.room_answers import cell_shares, estimate_histogram, option_bars
 from attnviz.lessons.exercises import Exercise, Reveal, Variant, Verdict
@@ -37,8 +37,7 @@ from attnviz.ui.frame.charts import chart
 
 ROOM_TITLE = "How the room answered"
 SHARED = 256  # answers (and solutions) a server keeps checked and drawn (`_shared`)
-_SHARED: dict[tuple, Any] = {}  # (exercise, seed, what) -> what every phone draws the same
-_SHARED_LOCK = threading.Lock()
+_SHARED = Kept(SHARED)  # (exercise, seed, what) -> what every phone draws the same
 
 
 def task(variant: Variant) -> None:
@@ -160,20 +159,7 @@ def _shared(exercise: Exercise, variant: Variant, what: tuple, build: Callable[[
     `SHARED`): after a reveal, and at each move after it, every phone of the room showed the
     same checks and charts, each phone building them again (the check runs attnviz's maths).
     Built each time if `what` cannot be a key (`_answer_key`: an answer that is not one)."""
-    try:
-        key = (exercise, variant.seed, *what)
-        hash(key)
-    except TypeError:
-        return build()
-    with _SHARED_LOCK:
-        found = _SHARED.get(key, _SHARED)
-    if found is _SHARED:
-        found = build()
-        with _SHARED_LOCK:
-            while len(_SHARED) >= SHARED:
-                _SHARED.pop(next(iter(_SHARED)))
-            _SHARED[key] = found
-    return found
+    return _SHARED.get((exercise, variant.seed, *what), build)
 
 
 def _answer_key(answer: Any) -> Any:

@@ -12,14 +12,13 @@ everyone (`shared_figure`), so a poll with no new epoch costs little more than i
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import streamlit as st
 
+from attnviz.core.kept import Kept
 from attnviz.drawing.curves import training_curves
 from attnviz.drawing.plain_figure import frozen
 from attnviz.drawing.translation import translation_figure
@@ -37,8 +36,7 @@ PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is
 PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
 LIVE = ("waiting", "training")  # the states a page polls
 SHARED_FIGURES = 64  # figures `shared_figure` keeps: a few runs' curves and probes
-_FIGURES: OrderedDict[Hashable, Any] = OrderedDict()  # key -> frozen figure, oldest first
-_FIGURES_LOCK = threading.Lock()
+_FIGURES = Kept(SHARED_FIGURES)  # key -> frozen figure
 
 
 RUN_KEY_CHARS = 16  # hex characters of a run's key its page's URL keeps
@@ -156,17 +154,7 @@ def shared_figure(key: Hashable, build: Callable[[], Any]) -> Any:
     session: the watchers of a run poll it every second and most polls find no new epoch.
     `key` must hold everything the figure shows (its numbers, not a session's objects); the
     last `SHARED_FIGURES` are kept. Do not change the figure returned."""
-    with _FIGURES_LOCK:
-        figure = _FIGURES.get(key)
-        if figure is not None:
-            _FIGURES.move_to_end(key)
-            return figure
-    figure = frozen(build())  # outside the lock: two sessions may both build a new one
-    with _FIGURES_LOCK:
-        _FIGURES[key] = figure
-        while len(_FIGURES) > SHARED_FIGURES:
-            _FIGURES.popitem(last=False)
-    return figure
+    return _FIGURES.get(key, lambda: frozen(build()))
 
 
 def array_key(values: Any) -> tuple:

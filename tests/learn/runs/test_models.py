@@ -3,6 +3,7 @@ recently used `KEPT` of them kept."""
 
 from __future__ import annotations
 
+from attnviz.core.kept import Kept
 from attnviz.learn.runs import models as run_models
 from attnviz.learn.runs.models import KEPT, keep, kept
 
@@ -22,7 +23,7 @@ def test_a_run_s_model_is_built_once_and_shared():
 
 
 def test_the_most_recently_used_models_are_kept(monkeypatch):
-    monkeypatch.setattr(run_models, "_MODELS", type(run_models._MODELS)())  # noqa: SLF001
+    monkeypatch.setattr(run_models, "_MODELS", Kept(KEPT))  # none from other tests
     store = object()
     for i in range(KEPT):
         keep(store, str(i), i)

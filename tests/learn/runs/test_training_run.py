@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from run_fakes import ScriptedTraining
 
+from attnviz.core.kept import Kept
 from attnviz.learn import runs
 from attnviz.learn.configs import (
     LM_TRAINING,
@@ -302,7 +303,6 @@ def test_presses_with_the_same_settings_share_one_run_and_another_seed_gets_its_
 
 
 def test_sessions_watching_one_run_decode_each_report_once_in_the_process(run_store, monkeypatch):
-    from collections import OrderedDict
 
     from attnviz.learn.runs import training_run
 
@@ -314,7 +314,7 @@ def test_sessions_watching_one_run_decode_each_report_once_in_the_process(run_st
         return report
 
     monkeypatch.setattr(training_run, "loads", counted)
-    monkeypatch.setattr(training_run, "_DECODED", OrderedDict())  # none from other tests
+    monkeypatch.setattr(training_run, "_DECODED", Kept(training_run.DECODED_REPORTS))
     fake = ScriptedTraining(hold_after=1)
     watchers = [_start(run_store, fake) for _ in range(3)]
     try:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 
 import app_support as ui
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attnviz.core.kept import Kept
 from attnviz.learn.configs import TrainConfig
 from attnviz.learn.runs import RunSnapshot, TrainingRun
 from attnviz.learn.runs.store import MemoryRunStore
@@ -80,7 +80,7 @@ def test_sessions_watching_one_run_share_its_figures_built_once_per_epoch(monkey
     built = []
     for name in ("training_curves", "translation_figure"):
         monkeypatch.setattr(training_progress, name, _counted(built, name))
-    monkeypatch.setattr(training_progress, "_FIGURES", OrderedDict())  # none from other tests
+    monkeypatch.setattr(training_progress, "_FIGURES", Kept(training_progress.SHARED_FIGURES))
     fake, store = _Stepped(), MemoryRunStore()
     runs = [
         TrainingRun.start("reverse", None, TrainConfig(5), store=store, fit=fake.fit) for _ in "ab"
