@@ -6,10 +6,11 @@ browser: nothing here is about drawing), Redis read for who trains what.
 - Two distinct runs pressed on replica r1 while r2 is idle: r2's trainer takes one from the
   shared queue, r1 trains the other, both pages on r1 see their run finish with a model (the
   one r2 trained crossed over through Redis).
-- A replica killed (SIGKILL) while it trains: r2 takes the run over once its claim idles past
-  `dead_after` and trains it again from the start; the dead replica's watchers open a new
-  session through nginx with their page's URL, as a browser's reconnect does, land on r2, find
-  their run again (the URL names it) and see it finish.
+- The replica that trains a run killed (SIGKILL) mid-run: the other takes the run over once its
+  claim idles past `dead_after` and trains it again from the start; the dead replica's watcher
+  opens a new session through nginx with its page's URL, as a browser's reconnect does, lands
+  on the live replica, finds its run again (the URL names it) and sees it finish, as does the
+  watcher that stayed on the live replica.
 
 It lives beside `test_training_run.py` (the runs on one process) because it checks the
 same `TrainingRun` and run store across processes; the page only drives them. The smallest
@@ -191,32 +192,33 @@ async def _two_runs_pressed_on_one_replica(r1: str, queue: Queue) -> None:
 
 
 async def _a_replica_dies_while_it_trains(shared: ClusterWithRedis, r1: str, queue: Queue) -> None:
-    """r1 killed mid-run: r2 trains the run again; r1's two watchers reconnect through nginx to
-    r2 and see it finish."""
+    """The replica that trains a run killed mid-run: the other trains it again; a watcher on the
+    dead replica reconnects through nginx, one on the live replica stays, and both see it
+    finish. (Either replica may take the run from the one queue: one watcher on each.)"""
     epochs = 8
-    watchers = [await _learn_page(r1, seed=3, epochs=epochs) for _ in range(2)]
-    for page in watchers:  # the second press joins the first's run
+    urls = {"r1": r1, "r2": shared.replicas[1].url}
+    watchers = {name: await _learn_page(url, seed=3, epochs=epochs) for name, url in urls.items()}
+    for page in watchers.values():  # the second press joins the first's run
         await _press_train(page)
-    named = [parse_qs(page.query).get("learn_run") for page in watchers]  # the run, in the URL
+    named = [parse_qs(page.query).get("learn_run") for page in watchers.values()]  # in the URL
     assert named[0] and named[0] == named[1], named
 
-    def mid_run() -> str:  # a run r1 trains, past its first epoch
+    def mid_run() -> tuple[str, str] | None:  # (run, the replica training it) past epoch 1
         return next(
-            (i for i, (who, reports) in queue.training().items() if who == "r1" and reports >= 2),
-            "",
+            ((i, who) for i, (who, reports) in queue.training().items() if reports >= 2), None
         )
 
-    run_id = _wait("r1 training the run past its first epoch", mid_run, every=0.05)
-    links = [page.query for page in watchers]  # what each browser's address bar holds
-    shared.kill_replica("r1")
-    assert queue.states()[run_id] == "training"  # r1 died before it could finish
-    for page in watchers:
-        await page.close()
-    # the pages reconnect: a new session each, through nginx, with their URL
-    again = [await _learn_page(shared.url, 3, epochs, query=link) for link in links]
+    run_id, dying = _wait("a replica training the run past its first epoch", mid_run, every=0.05)
+    living = "r2" if dying == "r1" else "r1"
+    link = watchers[dying].query  # what the dead replica's browser's address bar holds
+    shared.kill_replica(dying)
+    assert queue.states()[run_id] == "training"  # it died before it could finish
+    await watchers[dying].close()
+    # its page reconnects: a new session, through nginx, with its URL (nginx: the live replica)
+    again = [watchers[living], await _learn_page(shared.url, 3, epochs, query=link)]
     taken = _wait(
-        "r2 taking the run over",
-        lambda: queue.training().get(run_id, ("",))[0] == "r2",
+        f"{living} taking the run over",
+        lambda: queue.training().get(run_id, ("",))[0] == living,
         timeout=DEAD_AFTER + TRAIN_S,
     )
     assert taken
