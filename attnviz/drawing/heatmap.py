@@ -46,7 +46,7 @@ from attnviz.drawing.layout import (
     wrapped_title,
     x_axis_ticks,
 )
-from attnviz.drawing.plain_figure import PlainFigure
+from attnviz.drawing.plain_figure import PlainFigure, with_shapes
 from attnviz.drawing.pooling import MAX_SIDE, PooledMatrix, pool_matrix
 from attnviz.drawing.theme import (
     BLOCKED_COLORSCALE,
@@ -249,14 +249,16 @@ def difference_heatmap(
 
 def highlight_cell(fig: go.Figure, i: int, j: int | None) -> go.Figure:
     """`fig` (a `heatmap`) with cell (row i, column j) outlined, or all of row i for j None:
-    the cell step by step explains."""
-    left, right = (j - 0.5, j + 0.5) if j is not None else fig.layout.xaxis.range
-    marked = go.Figure(fig)
-    marked.add_shape(
-        type="rect", x0=left, x1=right, y0=i - 0.5, y1=i + 0.5, xref="x", yref="y",
+    the cell step by step explains. `fig` is left as it was."""
+    across = (
+        dict(x0=j - 0.5, x1=j + 0.5, xref="x")
+        if j is not None
+        else dict(x0=0, x1=1, xref="x domain")
+    )  # a whole row: the plot's width
+    return with_shapes(fig, dict(
+        type="rect", y0=i - 0.5, y1=i + 0.5, yref="y", **across,
         line=dict(color=HIGHLIGHT_COLOR, width=3), fillcolor="rgba(0,0,0,0)",
-    )  # fmt: skip
-    return marked
+    ))  # fmt: skip
 
 
 def _value_trace(

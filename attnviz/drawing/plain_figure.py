@@ -152,6 +152,22 @@ def frozen(figure: go.Figure) -> FrozenFigure:
     return figure
 
 
+def with_shapes(figure: go.Figure, *shapes: dict[str, Any]) -> go.Figure:
+    """A new figure: `figure` with `shapes` added to its layout's; `figure` is left as it was.
+
+    A `PlainFigure` not yet used as a figure gives one as plain (copying it as a `go.Figure`
+    validated every property again: ~25 ms a heatmap, six on each run of the explorer's Step by
+    step view, profiled)."""
+    parts = figure.__dict__.get("_plain_parts") if isinstance(figure, PlainFigure) else None
+    if parts is not None:
+        traces, layout = parts
+        return PlainFigure.of(traces, {**layout, "shapes": [*layout.get("shapes", ()), *shapes]})
+    marked = go.Figure(figure)
+    for shape in shapes:
+        marked.add_shape(**shape)
+    return marked
+
+
 def unchecked_figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> Figure:
     """A `Figure` of `traces` and `layout` built without plotly's validation, for a figure
     that is used as one at once (`model_view` reads its layout back)."""

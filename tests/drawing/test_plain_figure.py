@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnviz.drawing.heatmap import heatmap, heatmap_parts
-from attnviz.drawing.plain_figure import PlainFigure, frozen
+from attnviz.drawing.plain_figure import PlainFigure, frozen, with_shapes
 
 XSS = "<img src=x onerror=alert(1)>"
 
@@ -110,3 +110,23 @@ def test_threads_using_one_plain_figure_all_get_the_built_figure():
         heights = list(pool.map(lambda _: figure.layout.height, range(64)))
     assert heights == [figure.layout.height] * 64
     assert [trace.type for trace in figure.data] == ["heatmap", "scatter"]
+
+
+def test_shapes_added_to_a_plain_figure_draw_what_plotly_draws_and_leave_it_unchanged():
+    import plotly.graph_objects as go
+    import plotly.io
+
+    figure = heatmap(np.eye(3), kind="weights", title="eye")
+    before = json.loads(plotly.io.to_json(figure, validate=False))
+    row = dict(type="rect", x0=0, x1=1, xref="x domain", y0=0.5, y1=1.5, yref="y")
+    cell = dict(type="rect", x0=1.5, x1=2.5, xref="x", y0=0.5, y1=1.5, yref="y",
+                line=dict(color="#e41a1c", width=3), fillcolor="rgba(0,0,0,0)")  # fmt: skip
+    marked = with_shapes(with_shapes(figure, row), cell)
+    assert "_plain_parts" in marked.__dict__  # still plain: no validated copy was built
+    checked = go.Figure(figure)  # plotly's own way, every property validated
+    checked.add_shape(**row)
+    checked.add_shape(**cell)
+    drawn = [json.loads(plotly.io.to_json(f, validate=False)) for f in (marked, checked)]
+    assert drawn[0] == drawn[1]
+    assert json.loads(plotly.io.to_json(figure, validate=False)) == before
+    assert with_shapes(checked, row).layout.shapes[-1].xref == "x domain"  # a built figure too

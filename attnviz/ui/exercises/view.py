@@ -36,6 +36,8 @@ from attnviz.ui.frame.state import slot_family
 
 ANSWER = slot_family("ex_answer", None)  # the answer widgets: see `answer_slot`
 COMMITTED = slot_family("ex_committed", None)  # ex_committed_<id>: the answer checked
+OPEN_TAB = slot_family("ex_tab", "")  # ex_tab_<lesson>: the exercise tabs' widget (the title open)
+SHOWN = slot_family("ex_shown", "", kept=True)  # ex_shown_<lesson>: the id of the exercise open
 DONE_MARK = " ✓"
 ANCHOR = "exercises"  # the heading's anchor: the lesson's text links to it
 
@@ -80,10 +82,29 @@ def draw_exercises(lesson: int) -> None:
             **progress.SOLUTIONS.widget(),
         )
     titles = [f"{k + 1}. {e.title}{DONE_MARK * (e.id in done)}" for k, e in enumerate(exercises)]
+    shown = [k for k, e in enumerate(exercises) if e.id == SHOWN.of(str(lesson)).get()]
+    _exercise_tabs(lesson, tuple(titles), titles[shown[0] if shown else 0])
+
+
+@st.fragment
+def _exercise_tabs(lesson: int, titles: tuple[str, ...], first: str) -> None:
+    """One tab per exercise; only the open tab's exercise is drawn (a tab opened reruns this
+    fragment alone, not the lesson above it). Every exercise drawn at once was a third of a
+    lesson's run and most of its page's elements (profiled): a make-it-happen task draws its
+    chart, the others their widgets and matrices, all hidden but the first.
+
+    The `titles` and the tab open `first` are the page run's, and the fragment reruns with
+    them: Streamlit takes tabs of other titles or another first tab for new ones. A title gains
+    its ✓ on the page's next run, and the tab last open (`SHOWN`) is the first one then."""
+    exercises = exercises_of(lesson)
+    tabs = st.tabs(list(titles), default=first, key=OPEN_TAB.of(str(lesson)).key,
+                   on_change="rerun")  # fmt: skip
     with back_end():  # the checks run attnviz's maths (TensorFlow; some, trained models)
-        for tab, exercise in zip(st.tabs(titles), exercises, strict=True):
-            with tab:
-                draw_exercise(exercise)
+        for tab, exercise in zip(tabs, exercises, strict=True):
+            if tab.open:
+                SHOWN.of(str(lesson)).set(exercise.id)
+                with tab:
+                    draw_exercise(exercise)
 
 
 @st.fragment

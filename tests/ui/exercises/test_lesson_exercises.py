@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz.lessons.exercises import exercises_of
 from attnviz.ui.exercises.progress import DONE, SOLUTIONS, VARIANT
+from attnviz.ui.exercises.view import OPEN_TAB
 from attnviz.ui.frame.presenter import PRESENT
 
 
@@ -49,10 +50,32 @@ def test_nothing_a_guess_would_reveal_is_drawn_before_it_is_made():
     assert not any("**Why.**" in m.value for m in at.markdown)
 
 
+def _solutions(at: AppTest) -> list[str]:
+    return [m.value for m in at.markdown if m.value.startswith("**Solution:**")]
+
+
 def test_the_teachers_switch_is_there_only_when_presenting_and_shows_every_solution():
     assert not _open(4).toggle  # a learner's page: no switch
     at = _open(4, **{PRESENT.key: True})
     assert [t.label for t in at.toggle] == ["Show the solutions (teacher)"]
     at.toggle(key=SOLUTIONS.key).set_value(True).run()
-    solutions = [m.value for m in at.markdown if m.value.startswith("**Solution:**")]
-    assert len(solutions) == len(exercises_of(4))
+    assert len(_solutions(at)) == 1  # the open tab's
+    for tab in at.tabs[1:]:  # each tab opened shows its own
+        at.session_state[OPEN_TAB.of("4").key] = tab.label
+        at.run()
+        assert len(_solutions(at)) == 1
+
+
+def test_only_the_open_tabs_exercise_is_drawn_and_it_stays_open_when_solved():
+    at = _open(2)
+    captions = [c.value for c in at.caption if c.value.endswith(("2a", "2b", "2c"))]
+    assert captions == ["Predict, then reveal · exercise 2a"]  # the first tab's alone
+    at.session_state[OPEN_TAB.of("2").key] = "3. Share evenly between two keys"
+    at.run()
+    captions = [c.value for c in at.caption if c.value.endswith(("2a", "2b", "2c"))]
+    assert captions == ["Make it happen · exercise 2c"]
+    at.session_state[DONE.key] = "2c"  # solved: its title gains a ✓ (new tabs to Streamlit)
+    at.run()
+    assert [tab.label for tab in at.tabs][2] == "3. Share evenly between two keys ✓"
+    captions = [c.value for c in at.caption if c.value.endswith(("2a", "2b", "2c"))]
+    assert captions == ["Make it happen · exercise 2c"]  # still the one open
