@@ -165,24 +165,20 @@ def _components_scanned_once() -> Iterator[None]:
         manifest_scanner.scan_component_manifests = scan
 
 
-_MODULES_WHEN_FROZEN = [0]
-NEW_MODULES_TO_FREEZE = 300  # imported since the last freeze: TensorFlow, Keras, keras-hub...
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """After a test that imported a large package, move what is alive (mostly the package's
-    modules, which live as long as the process) out of the garbage collector's reach, as the
-    app's server does after its warm-up (`ui.app.warmup`).
+    """After a test file's last test (its fixtures torn down), collect its garbage and move what
+    is still alive out of the garbage collector's reach, as the app's server does after its
+    warm-up (`ui.app.warmup`): the imported packages, the session's fixtures and caches, which
+    live as long as the test process.
 
     With TensorFlow imported, a full collection walks its ~300,000 objects (0.25 s here), and
     the objects a test process keeps make full collections frequent: an AppTest run that takes
-    15 ms in a fresh process took 0.5 s after a test that imported TensorFlow, 40 % of the
+    15 ms in a fresh process took 0.5 s after a test file that imported TensorFlow; 40 % of the
     quick run's time was the collector's (measured with `gc.callbacks`)."""
-    if len(sys.modules) > _MODULES_WHEN_FROZEN[0] + NEW_MODULES_TO_FREEZE:
+    if nextitem is None or nextitem.path != item.path:
         gc.collect()
         gc.freeze()
-        _MODULES_WHEN_FROZEN[0] = len(sys.modules)
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
