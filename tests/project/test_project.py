@@ -341,3 +341,23 @@ def test_the_readme_test_command_installs_the_uv_it_pins():
     pinned = re.search(r"^uv==(\S+)", (ROOT / "requirements-dev.txt").read_text(), re.M)
     tests = [c for c in _readme_commands() if "pytest" in c]
     assert pinned and re.findall(r"pip install -q uv==(\S+)", tests[0]) == [pinned.group(1)]
+
+
+def test_warm_up_ends_with_one_variant_of_each_exercise_that_loads_a_model(monkeypatch):
+    import dataclasses
+
+    from attnviz.lessons import exercises
+    from attnviz.ui.app import warmup
+
+    steps = warmup._page_steps()
+    assert [name for name, _ in steps][-1] == "lessons"  # after the pages: their models first
+    made = []
+    recorded = tuple(
+        dataclasses.replace(e, make=lambda seed, i=e.id: made.append((i, seed)))
+        for e in exercises.EXERCISES
+    )  # fmt: skip
+    monkeypatch.setattr(exercises, "EXERCISES", recorded)
+    steps[-1][1]()
+    loading = [e.id for e in recorded if e.needs_models]
+    assert made == [(i, 1) for i in loading]
+    assert {"9a", "10a", "12a"} <= set(loading)  # the Learn, Transformer and language-model ones

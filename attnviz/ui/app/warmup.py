@@ -29,6 +29,7 @@ STEP_NAMES = {  # step -> what a page waiting for it says is loading
     "streamlit": "the page's code",
     "tensorflow": "TensorFlow",
     "attention": "the attention's compiled graphs",
+    "lessons": "the trained models of the lessons' exercises",
 }
 
 
@@ -91,9 +92,10 @@ def warm_up() -> None:
 
 
 def _page_steps() -> list[tuple[str, Callable[[], None]]]:
-    """(page name, its `Mode.warm_up`) for every page that has one, in the navigation's order;
-    on a server started on a model (`attnviz view`), the Your model page's first: the page
-    `attnviz.view` opens, which waits for it (`WARM_UP_STEP_DONE`)."""
+    """(page name, its `Mode.warm_up`) for every page that has one, in the navigation's order,
+    then the lessons' exercises that load models (`_lessons_step`); on a server started on a
+    model (`attnviz view`), the Your model page's first: the page `attnviz.view` opens, which
+    waits for it (`WARM_UP_STEP_DONE`)."""
     try:
         from attnviz.ui.pages import MODES
     except Exception:  # noqa: BLE001 - a warm-up must never take the server down
@@ -101,7 +103,19 @@ def _page_steps() -> list[tuple[str, Callable[[], None]]]:
         return []
     steps = [(mode.name, mode.warm_up) for mode in MODES if mode.warm_up is not None]
     first = [step for step in steps if step[0] == "model" and _chosen_model()]
-    return first + [step for step in steps if step not in first]
+    return first + [step for step in steps if step not in first] + [_lessons_step()]
+
+
+def _lessons_step() -> tuple[str, Callable[[], None]]:
+    """The lessons' exercises that load trained models, one variant each (after the pages:
+    they share the models the pages load)."""
+
+    def step() -> None:
+        from attnviz.lessons import exercises
+
+        exercises.warm_up()
+
+    return ("lessons", step)
 
 
 def _chosen_model() -> bool:

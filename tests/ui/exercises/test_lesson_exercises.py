@@ -60,6 +60,7 @@ def test_the_teachers_switch_is_there_only_when_presenting_and_shows_every_solut
     assert [t.label for t in at.toggle] == ["Show the solutions (teacher)"]
     at.toggle(key=SOLUTIONS.key).set_value(True).run()
     assert len(_solutions(at)) == 1  # the open tab's
+    assert len(at.tabs) == len(exercises_of(4))
     for tab in at.tabs[1:]:  # each tab opened shows its own
         at.session_state[OPEN_TAB.of("4").key] = tab.label
         at.run()
