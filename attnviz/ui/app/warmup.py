@@ -107,15 +107,15 @@ def _page_steps() -> list[tuple[str, Callable[[], None]]]:
 
 
 def _lessons_step() -> tuple[str, Callable[[], None]]:
-    """The lessons' exercises that load trained models, one variant each (after the pages:
-    they share the models the pages load)."""
+    """The lessons' exercises that load trained models, one variant each (last: a page's
+    first open matters more than a lesson's)."""
+    return ("lessons", _warm_up_lessons)
 
-    def step() -> None:
-        from attnviz.lessons import exercises
 
-        exercises.warm_up()
+def _warm_up_lessons() -> None:
+    from attnviz.lessons import exercises  # the exercises load their own trained models
 
-    return ("lessons", step)
+    exercises.warm_up()
 
 
 def _chosen_model() -> bool:
