@@ -261,6 +261,15 @@ class App:
             title, f"the chart {title!r}",
         )  # fmt: skip
 
+    def wait_for_titles(self, titles: list[str]) -> None:
+        """Wait until the page's charts are exactly `titles` and Streamlit is idle (a view's old
+        charts stay on the page until the run that replaces them has drawn its own)."""
+        self.wait_until(
+            "(page, titles) => page.idle()"
+            " && JSON.stringify(page.titles()) === JSON.stringify(titles)",
+            titles, f"the charts {titles!r}",
+        )  # fmt: skip
+
     def wait_for_title_starting(self, prefix: str, timeout: float = WAIT_SECONDS) -> str:
         """Wait until a chart whose title starts with `prefix` is drawn and Streamlit is idle;
         that title."""

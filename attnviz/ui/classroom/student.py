@@ -109,7 +109,12 @@ def _check(code: str, version: int) -> None:
     soon as its class changes; this slow check is the page's own safety net, and, being a timer,
     what makes the browser run the page again when its websocket reconnects to another server
     (Streamlit's page reruns on a reconnection only if it has timers): a student whose server
-    died would otherwise not be followed by the new one until they touched the page."""
+    died would otherwise not be followed by the new one until they touched the page.
+
+    Drawn as part of the class's own run, it reads nothing: that run has just read the class
+    (a second read per phone each time the class moved on)."""
+    if not _timer_run():
+        return
     try:
         now = room().state(code).version
     except StoreDownError:
@@ -118,6 +123,14 @@ def _check(code: str, version: int) -> None:
         now = watch.GONE  # the page's next run says so
     if now != version:
         st.rerun()
+
+
+def _timer_run() -> bool:
+    """This fragment runs on its own (its timer), not inside the run that drew it."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx is not None and watch.fragment_id() in (ctx.fragment_ids_this_run or ())
 
 
 def _question(me: Joined, state: ClassState) -> None:

@@ -337,3 +337,18 @@ def test_a_store_not_answering_is_said_and_the_page_goes_on(room, monkeypatch):
     monkeypatch.undo()
     student.run()
     assert f"Class {code} · lesson 3" in _texts(student)
+
+
+def test_a_students_run_reads_its_class_once(room, monkeypatch):
+    # the class's run reads the class; its nested 30 s check, drawn by that run, reads nothing
+    started = room.start(3)
+    student = _student(started.code)
+    reads = []
+    state = Classroom.state
+    monkeypatch.setattr(
+        Classroom, "state", lambda self, code: reads.append(code) or state(self, code)
+    )
+    room.move(started.code, started.secret, 3, "3a")
+    student.run()
+    assert "The teacher is at exercise 3a." in _texts(student)
+    assert reads == [started.code]
