@@ -157,7 +157,8 @@ async def presses(
 ) -> Presses:
     """Students on `chosen` seeds open the Learn page, then press Train spread over `within_s`;
     wait until every page shows its model trained (at most `limit_s`). With `keep`, only the
-    first `keep` pages stay open after the presses (the others still count as watchers)."""
+    first `keep` pages stay open after the presses (the others stay in their runs, and are
+    counted among those watching for `WATCHING_FRESH` seconds after their last look)."""
     pages = await _open_all(base, chosen)
     rng = random.Random(7)
     moments = sorted(rng.uniform(0, within_s) for _ in pages)

@@ -14,11 +14,22 @@ over (XAUTOCLAIM) and trains the run again from the start (training is determini
 Keys, under `prefix` ("attnviz:runs:"): `seq` (run ids), `key:<run key>` (the id of the key's
 run waiting, training or done), `run:<id>` (a hash: key, job, state, epochs, n_pairs,
 time_limit, entry, started, setup, last, error, best, best_epoch, final, size), `run:<id>:reports`
-(a list, index = epoch), `run:<id>:watchers` (a set), `queue` (the stream, field "run"),
-`training` (a set of run ids), `finished` (a sorted set: run id -> last use, ms) and
-`finished:size` (bytes). Every write that could race is one Lua script (atomic): 200 presses of
-one key queue one entry. A stopped or failed run's keys expire after `ENDED_KEEP` seconds;
+(a list, index = epoch), `run:<id>:watchers` (a set: the sessions that have not left it; the
+last one's leaving ends it), `run:<id>:seen` (a sorted set: watcher -> its last look, ms; the
+watchers counted on the pages are those that looked within `watching_fresh` seconds, so a closed
+tab stops counting), `queue` (the stream, field "run"), `training` (a set of run ids),
+`replicas` (a sorted set: consumer -> its last look at the queue, ms by Redis's clock),
+`finished` (a sorted set: run id -> last use, ms) and `finished:size` (bytes).
+
+Every write that could race is one Lua script (atomic): 200 presses of one key queue one
+entry. A stopped or failed run's keys expire after `ENDED_KEEP` seconds;
 finished runs are evicted, least recently used first, beyond `finished_mb` MB.
+
+A replica is alive while it looks at the queue (every `take`, every claim while it trains):
+`replicas` counts those seen within `dead_after` seconds (Redis 7.0's consumer list does not:
+a consumer appears there only once it has read an entry, and its idle time counts from then).
+Each look also removes from the group the consumers that are no longer alive and hold no
+entry (a dead replica's entry is first taken over by a live one, then its name goes).
 
 The client must not decode responses (the runs' data are bytes).
 """
@@ -41,6 +52,7 @@ from attnviz.learn.runs.store import (
     FINISHED_MB,
     GONE,
     HEARTBEAT,
+    WATCHING_FRESH,
     Joined,
     Plan,
     Progress,
@@ -60,7 +72,7 @@ _DROP = """
 local function drop(p, run, id, keep)
   local key = p .. 'key:' .. (redis.call('HGET', run, 'key') or '')
   if redis.call('GET', key) == id then redis.call('DEL', key) end
-  for _, k in ipairs({run, run .. ':reports', run .. ':watchers'}) do
+  for _, k in ipairs({run, run .. ':reports', run .. ':watchers', run .. ':seen'}) do
     redis.call('EXPIRE', k, keep)
   end
 end
@@ -72,6 +84,7 @@ if id then
   local state = redis.call('HGET', run, 'state')
   if state == 'waiting' or state == 'training' then
     redis.call('SADD', run .. ':watchers', ARGV[3])
+    redis.call('ZADD', run .. ':seen', ARGV[8], ARGV[3])
     return {id, 'shared'}
   elseif state == 'done' then
     local now = redis.call('TIME')
@@ -85,28 +98,31 @@ local entry = redis.call('XADD', KEYS[2], '*', 'run', id)
 redis.call('HSET', run, 'key', ARGV[1], 'job', ARGV[2], 'state', 'waiting', 'epochs', ARGV[4],
            'n_pairs', ARGV[5], 'time_limit', ARGV[6], 'entry', entry, 'best_epoch', -1)
 redis.call('SADD', run .. ':watchers', ARGV[3])
+redis.call('ZADD', run .. ':seen', ARGV[8], ARGV[3])
 redis.call('SET', KEYS[1], id)
 return {id, 'new'}
 """  # KEYS: key:<key>, queue, finished; ARGV: key, job, watcher, epochs, n_pairs, time_limit,
-# prefix
+# prefix, now (ms)
 LEAVE = (
     _DROP
     + """
 local p, id, run = ARGV[3], ARGV[4], KEYS[1]
 redis.call('SREM', run .. ':watchers', ARGV[1])
+redis.call('ZREM', run .. ':seen', ARGV[1])
 local state = redis.call('HGET', run, 'state')
 if not state then return false end
 local n = redis.call('SCARD', run .. ':watchers')
+local looking = redis.call('ZCOUNT', run .. ':seen', ARGV[6], '+inf')
 if n == 0 and state == 'waiting' then
   state = 'stopped'
   redis.call('HSET', run, 'state', state)
   drop(p, run, id, tonumber(ARGV[5]))
 end
 local f = redis.call('HMGET', run, 'error', 'started', 'best', 'best_epoch')
-return {state, n, f[1] or '', f[2] or '', f[3] or '', f[4] or '-1',
+return {state, looking, f[1] or '', f[2] or '', f[3] or '', f[4] or '-1',
         redis.call('LRANGE', run .. ':reports', ARGV[2], -1)}
 """
-)  # KEYS: run:<id>; ARGV: watcher, since, prefix, id, seconds kept
+)  # KEYS: run:<id>; ARGV: watcher, since, prefix, id, seconds kept, looked since (ms)
 START = """
 local state = redis.call('HGET', KEYS[1], 'state')
 if state ~= 'waiting' and state ~= 'training' then return {state or 'gone', ''} end
@@ -162,12 +178,43 @@ while total > tonumber(ARGV[7]) and redis.call('ZCARD', KEYS[4]) > 1 do
   if f[2] and redis.call('GET', p .. 'key:' .. f[2]) == old then
     redis.call('DEL', p .. 'key:' .. f[2])
   end
-  redis.call('DEL', gone, gone .. ':reports', gone .. ':watchers')
+  redis.call('DEL', gone, gone .. ':reports', gone .. ':watchers', gone .. ':seen')
 end
 return 1
 """
 )  # KEYS: run:<id>, queue, training, finished, finished:size; ARGV: id, state, final, error,
 # group, entry, bytes kept, seconds kept, prefix
+
+
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+LOOK = (
+    _NOW
+    + """
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[2])))
+local consumers = redis.pcall('XINFO', 'CONSUMERS', KEYS[2], ARGV[3])
+if consumers.err then return 0 end  -- no queue or group yet
+local gone = 0
+for _, c in ipairs(consumers) do
+  local f = {}
+  for i = 1, #c, 2 do f[c[i]] = c[i + 1] end
+  if f['pending'] == 0 and not redis.call('ZSCORE', KEYS[1], f['name']) then
+    redis.call('XGROUP', 'DELCONSUMER', KEYS[2], ARGV[3], f['name'])
+    gone = gone + 1
+  end
+end
+return gone
+"""
+)  # KEYS: replicas, queue; ARGV: consumer, dead after (ms), group; how many consumers went
+REPLICAS = (
+    _NOW
+    + """
+return redis.call('ZCOUNT', KEYS[1], now - tonumber(ARGV[1]), '+inf')
+"""
+)  # KEYS: replicas; ARGV: dead after (ms)
 
 
 class RunStoreDownError(ConnectionError):
@@ -195,6 +242,7 @@ class RedisRunStore:
         heartbeat: float = HEARTBEAT,
         finished_mb: float = FINISHED_MB,
         place_fresh: float = PLACE_FRESH,
+        watching_fresh: float = WATCHING_FRESH,
     ) -> None:
         self._redis = client
         self.prefix = prefix
@@ -203,12 +251,15 @@ class RedisRunStore:
         self.heartbeat = heartbeat  # seconds between the claims of a training worker
         self.finished_bytes = int(finished_mb * 2**20)
         self.place_fresh = place_fresh  # seconds a place is reused (0: looked up every time)
+        self.watching_fresh = watching_fresh  # seconds a watcher's look keeps it counted
         self._submit = client.register_script(SUBMIT)
         self._leave = client.register_script(LEAVE)
         self._start = client.register_script(START)
         self._keep = client.register_script(KEEP)
         self._publish = client.register_script(PUBLISH)
         self._finish = client.register_script(FINISH)
+        self._look = client.register_script(LOOK)
+        self._replicas = client.register_script(REPLICAS)
         self._group_made = False
         self._places: dict[str, tuple[float, tuple[int, float | None]]] = {}  # entry -> (when,
         # its place and estimate): one look at the queue serves all of a run's watchers here
@@ -241,18 +292,21 @@ class RedisRunStore:
     def submit(self, key: str, job: bytes, watcher: str, plan: Plan) -> Joined:
         self._group()
         keys = [self._k("key", key), self._k("queue"), self._k("finished")]
-        args = [key, job, watcher, plan.epochs, plan.n_pairs, plan.time_limit, self.prefix]
+        args = [key, job, watcher, plan.epochs, plan.n_pairs, plan.time_limit, self.prefix,
+                repr(time.time() * 1000)]  # fmt: skip
         run_id, source = self._submit(keys=keys, args=args)
         return Joined(_text(run_id), _text(source))
 
     @_answered
-    def status(self, run_id: str, since: int = 0) -> RunStatus:
-        run = self._run(run_id)
+    def status(self, run_id: str, since: int = 0, watcher: str = "") -> RunStatus:
+        run, now = self._run(run_id), time.time() * 1000
         pipe = self._redis.pipeline(transaction=True)
+        if watcher:  # only a watcher of the run (xx: not one who left)
+            pipe.zadd(f"{run}:seen", {watcher: now}, xx=True)
         pipe.hmget(run, "state", "error", "started", "entry")
-        pipe.scard(f"{run}:watchers")
+        pipe.zcount(f"{run}:seen", now - self.watching_fresh * 1000, "+inf")
         pipe.lrange(f"{run}:reports", since, -1)
-        (state, error, started, entry), watchers, reports = pipe.execute()
+        (state, error, started, entry), watchers, reports = pipe.execute()[-3:]
         if state is None:
             return RunStatus(GONE, (), 0)
         state = _text(state)
@@ -306,7 +360,8 @@ class RedisRunStore:
 
     @_answered
     def leave(self, run_id: str, watcher: str, since: int = 0) -> RunStatus:
-        args = [watcher, since, self.prefix, run_id, int(ENDED_KEEP)]
+        looked = repr(time.time() * 1000 - self.watching_fresh * 1000)
+        args = [watcher, since, self.prefix, run_id, int(ENDED_KEEP), looked]
         found = self._leave(keys=[self._run(run_id)], args=args)
         if found is None:
             return RunStatus(GONE, (), 0)
@@ -323,6 +378,7 @@ class RedisRunStore:
     @_answered
     def take(self, timeout: float) -> Taken | None:
         self._group()
+        self._looked()
         try:
             entries = self._next_entries(timeout)
         except redis.ResponseError as err:
@@ -355,8 +411,15 @@ class RedisRunStore:
     def keep_alive(self, taken: Taken) -> bool:
         """Claim `taken`'s entry again (its idle time back to 0); False if another replica has
         taken it over (this one was thought dead): then this replica must let the run go."""
+        self._looked()
         args = [GROUP, self.consumer, taken.entry]
         return bool(self._keep(keys=[self._k("queue")], args=args))
+
+    def _looked(self) -> int:
+        """This replica is alive now; the group's consumers no longer alive that hold no entry
+        are removed (how many)."""
+        args = [self.consumer, int(self.dead_after * 1000), GROUP]
+        return int(self._look(keys=[self._k("replicas"), self._k("queue")], args=args))
 
     @_answered
     def publish(self, taken: Taken, epoch: int, report: bytes, seconds: float,
@@ -374,9 +437,7 @@ class RedisRunStore:
 
     @_answered
     def replicas(self) -> int:
-        """Consumers of the queue seen within `dead_after` seconds (at least 1: this one)."""
-        try:
-            consumers = self._redis.xinfo_consumers(self._k("queue"), GROUP)
-        except redis.ResponseError:  # no queue yet
-            return 1
-        return max(1, sum(int(c["idle"]) < self.dead_after * 1000 for c in consumers))
+        """Replicas seen looking at the queue within `dead_after` seconds, training or idle (at
+        least 1: this one)."""
+        args = [int(self.dead_after * 1000)]
+        return max(1, int(self._replicas(keys=[self._k("replicas")], args=args)))

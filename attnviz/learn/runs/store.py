@@ -39,6 +39,9 @@ FINISHED_MB = 64.0  # finished runs kept, MB in all: their reports and final wei
 ENDED_KEEP = 600.0  # seconds a stopped or failed run stays readable for its watchers
 DEAD_AFTER = 30.0  # seconds a taken run's queue entry may idle before another replica takes it
 HEARTBEAT = 5.0  # seconds between a training replica's claims of its entry (idle back to 0)
+WATCHING_FRESH = 70.0  # seconds since its last look that a watcher still counts as watching:
+# a page looks every second, a browser's hidden tab may look only once a minute; a closed
+# tab stops counting after this (it stays a member of the run until it ends)
 TRAINING_SLOTS = 1  # trainings running at once in one process (set_random_seed is global)
 
 
@@ -70,7 +73,7 @@ class RunStatus:
 
     state: str  # one of STATES, or GONE
     reports: tuple[bytes, ...]  # the encoded reports from the `since` asked for on
-    watchers: int  # sessions watching it (0 for a finished run served from the store)
+    watchers: int  # sessions watching it, seen looking within `WATCHING_FRESH` seconds
     error: str = ""  # why it failed
     seconds: float = 0.0  # since it started training (0 while waiting)
     place: int = 0  # while waiting: 1 = next to start, ...; else 0
@@ -152,8 +155,9 @@ class RunStore(Protocol):
         """A Train press: join the run of `key` if one waits or trains, get the finished one
         if kept, else queue a new run (atomic: many presses of one key queue one run)."""
 
-    def status(self, run_id: str, since: int = 0) -> RunStatus:
-        """The run now, its reports from epoch `since` on."""
+    def status(self, run_id: str, since: int = 0, watcher: str = "") -> RunStatus:
+        """The run now, its reports from epoch `since` on; `watcher` (one of the run's) is seen
+        looking now."""
 
     def leave(self, run_id: str, watcher: str, since: int = 0) -> RunStatus:
         """`watcher` stops watching; the status with the best-so-far weights, read at the same
@@ -172,7 +176,8 @@ class RunStore(Protocol):
     def publish(self, taken: Taken, epoch: int, report: bytes, seconds: float,
                 best: bytes | None = None) -> int:  # fmt: skip
         """Add epoch `epoch`'s report (and the best-so-far weights if it is the best) unless
-        that epoch is already there; returns how many sessions watch (0: stop training)."""
+        that epoch is already there; returns how many sessions have not left it (0: stop
+        training), looking or not."""
 
     def finish(self, taken: Taken, state: str, final: bytes | None, error: str = "") -> None:
         """End the run ("done", "stopped" or "failed") and let its queue entry go."""
@@ -190,6 +195,7 @@ class _Run:
     job: bytes
     plan: Plan
     watchers: set[str]
+    seen: dict[str, float] = field(default_factory=dict)  # watcher -> the clock at its last look
     state: str = "waiting"
     reports: list[bytes] = field(default_factory=list)
     error: str = ""
@@ -214,11 +220,12 @@ class MemoryRunStore:
 
     def __init__(
         self, clock: Callable[[], float] = time.monotonic, finished_mb: float = FINISHED_MB,
-        slots: int = TRAINING_SLOTS,
+        slots: int = TRAINING_SLOTS, watching_fresh: float = WATCHING_FRESH,
     ) -> None:  # fmt: skip
         self.clock = clock  # seconds, for the runs' progress (a test passes its own)
         self.finished_bytes = int(finished_mb * 2**20)  # finished runs kept, bytes in all
         self.slots = slots
+        self.watching_fresh = watching_fresh  # seconds a watcher's look keeps it counted
         self._lock = threading.Condition()  # guards everything below; wakes `take`
         self._runs: dict[str, _Run] = {}
         self._current: dict[str, str] = {}  # key -> its run waiting, training or done
@@ -232,22 +239,25 @@ class MemoryRunStore:
             run = self._runs.get(self._current.get(key, ""))
             if run is not None and run.state in ("waiting", "training"):
                 run.watchers.add(watcher)
+                run.seen[watcher] = self.clock()
                 return Joined(run.run_id, "shared")
             if run is not None and run.state == "done":
                 self._finished.move_to_end(run.run_id)  # used: last out
                 return Joined(run.run_id, "finished")
-            run = _Run(str(next(self._ids)), key, job, plan, {watcher})
+            run = _Run(str(next(self._ids)), key, job, plan, {watcher}, {watcher: self.clock()})
             self._runs[run.run_id] = run
             self._current[key] = run.run_id
             self._queue.append(run.run_id)
             self._lock.notify_all()
             return Joined(run.run_id, "new")
 
-    def status(self, run_id: str, since: int = 0) -> RunStatus:
+    def status(self, run_id: str, since: int = 0, watcher: str = "") -> RunStatus:
         with self._lock:
             run = self._runs.get(run_id)
             if run is None:
                 return RunStatus(GONE, (), 0)
+            if watcher in run.watchers:
+                run.seen[watcher] = self.clock()
             return self._status(run, since)
 
     def _status(self, run: _Run, since: int) -> RunStatus:
@@ -260,8 +270,9 @@ class MemoryRunStore:
             runs = self._runs.values()
             training = [self._progress(r, now) for r in runs if r.state == "training"]
             starts = starts_in(training, ahead, self.slots)
-        return RunStatus(run.state, tuple(run.reports[since:]), len(run.watchers), run.error,
-                         seconds, place, starts)  # fmt: skip
+        looking = sum(now - seen <= self.watching_fresh for seen in run.seen.values())
+        return RunStatus(run.state, tuple(run.reports[since:]), looking, run.error, seconds,
+                         place, starts)  # fmt: skip
 
     @staticmethod
     def _progress(run: _Run, now: float) -> Progress:
@@ -274,6 +285,7 @@ class MemoryRunStore:
             if run is None:
                 return RunStatus(GONE, (), 0)
             run.watchers.discard(watcher)
+            run.seen.pop(watcher, None)
             if not run.watchers and run.state == "waiting":
                 self._queue.remove(run.run_id)
                 self._end(run, "stopped")

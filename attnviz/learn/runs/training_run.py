@@ -196,7 +196,7 @@ class TrainingRun:
         with self._lock:
             if not self._left and self._state not in ENDED:
                 try:
-                    self._take(self.store.status(self.run_id, since=len(self._reports)))
+                    self._take(self.store.status(self.run_id, len(self._reports), self.watcher))
                 except ConnectionError as err:
                     self._error = str(err)  # said while the store is away; the run goes on
             if self._state in ("done", "stopped") and self._model is None:

@@ -139,7 +139,7 @@ class Queue:
             ids = [
                 k.decode().split(":")[-1]
                 for k in client.keys(f"{PREFIX}run:*")
-                if not k.decode().endswith((":reports", ":watchers"))
+                if not k.decode().endswith((":reports", ":watchers", ":seen"))
             ]
             return {i: client.hget(f"{PREFIX}run:{i}", "state").decode() for i in ids}
 

@@ -93,6 +93,28 @@ def test_the_last_watcher_leaving_stops_the_training(run_store):
     assert run_store.submit("k", b"job", "c", PLAN).source == "new"  # not the key's result
 
 
+def test_a_watcher_that_stops_looking_stops_counting_but_keeps_the_run_going(run_store):
+    # a closed tab: its page no longer looks at the run; it is not counted among those
+    # watching, but only a Stop takes it out of the run (the training goes on for it)
+    run_store.watching_fresh = 0.3
+    joined = run_store.submit("k", b"job", "open", PLAN)
+    run_store.submit("k", b"job", "closed", PLAN)
+    assert run_store.status(joined.run_id, watcher="open").watchers == 2
+    time.sleep(0.2)
+    run_store.status(joined.run_id, watcher="open")
+    time.sleep(0.2)  # "closed" last looked 0.4 s ago, "open" 0.2 s ago
+    assert run_store.status(joined.run_id, watcher="open").watchers == 1
+    assert run_store.status(joined.run_id, watcher="closed").watchers == 2  # it looks again
+    run_store.status(joined.run_id, watcher="stranger")  # not a watcher: not counted
+    assert run_store.status(joined.run_id).watchers == 2
+    taken = _taken(run_store)
+    time.sleep(0.4)  # neither looks: nobody counted, both still in the run
+    assert run_store.status(joined.run_id).watchers == 0
+    assert run_store.publish(taken, 0, b"e0", 1.0) == 2
+    assert run_store.leave(joined.run_id, "open").watchers == 0  # "closed" has not looked
+    assert run_store.publish(taken, 1, b"e1", 2.0) == 1
+
+
 def test_a_waiting_run_nobody_watches_leaves_the_queue(run_store):
     joined = run_store.submit("k", b"job", "a", PLAN)
     assert run_store.leave(joined.run_id, "a").state == "stopped"
@@ -158,6 +180,8 @@ def test_a_silent_consumer_s_run_is_taken_over_and_a_beating_one_keeps_it(redis_
     again = _taken(alive)
     assert (again.run_id, again.job) == (joined.run_id, b"job")
     assert alive.replicas() == 1  # the silent one no longer counts as a replica
+    names = {c["name"] for c in alive._redis.xinfo_consumers(alive.prefix + "queue", "trainers")}  # noqa: SLF001
+    assert names == {dead.consumer.encode(), alive.consumer.encode()}  # it held the entry
     assert not dead.keep_alive(taken)  # the first consumer learns its run was taken over
     alive.finish(again, "done", b"final")
     assert dead.status(joined.run_id).state == "done"
@@ -180,3 +204,22 @@ def test_a_waiting_run_s_watchers_on_one_replica_share_one_look_at_the_queue(red
     _taken(store)  # the queue moved on, but the place looked up a moment ago still serves
     assert store.status(waiting.run_id).place == 2
     assert redis_replicas().status(waiting.run_id).place == 1  # another replica looks itself
+
+
+def test_idle_replicas_count_and_dead_ones_leave_the_group(redis_replicas):
+    # Redis 7.0 lists a consumer only once it has read an entry: replicas that look at an
+    # empty queue are alive too, and the estimates count them as free slots
+    one, two, three = redis_replicas(), redis_replicas(), redis_replicas()
+    assert one.replicas() == 1 and one.take(0.01) is None  # not seen before its first look
+    assert two.take(0.01) is None and three.take(0.01) is None
+    assert one.replicas() == 3
+    joined = three.submit("k", b"job", "w", PLAN)
+    taken = _taken(three)
+    assert taken.run_id == joined.run_id  # three is now a consumer of the group
+    queue = one.prefix + "queue"
+    consumers = {c["name"] for c in one._redis.xinfo_consumers(queue, "trainers")}  # noqa: SLF001
+    assert consumers == {three.consumer.encode()}
+    three.finish(taken, "done", b"final")
+    time.sleep(0.5)  # beyond dead_after (0.4 s): two and three died, one looks
+    assert one.take(0.01) is None and one.replicas() == 1
+    assert one._redis.xinfo_consumers(queue, "trainers") == []  # noqa: SLF001 - three went

@@ -287,6 +287,11 @@ def test_presses_with_the_same_settings_share_one_run_and_another_seed_gets_its_
         assert late.snapshot().others == 2 and first.snapshot().others == 2
         waiting = third.snapshot()
         assert (waiting.state, waiting.place, waiting.others) == ("waiting", 1, 0)
+        # a page that stops looking (a closed tab) stops counting among the others
+        run_store.watching_fresh = 0.3
+        time.sleep(0.4)
+        assert first.snapshot().others == 0  # second and late have not looked for 0.4 s
+        assert late.snapshot().others == 1  # first just looked
     finally:
         fake.release.set()
     snapshots = [run.join(timeout=30) for run in (first, second, late, third)]
