@@ -142,8 +142,6 @@ class Page(StreamlitSession):
                     self._run.texts.append(proto.body)
                 if self.on_text is not None:
                     self.on_text(arrived, proto.body, self._run)
-        elif kind == "navigation":  # the page the run drew (new_session names the app's script)
-            self._page = msg.navigation.page_script_hash
         elif kind == "auto_rerun":
             self._cancel([msg.auto_rerun.fragment_id])
             self.interval = msg.auto_rerun.interval

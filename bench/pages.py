@@ -286,7 +286,7 @@ class StreamlitSession:
         # since the end of the last run
         self.widgets: dict[str, str] = {}  # label -> widget id, from the elements received
         self.cookie = ""  # the cookies sent with the websocket (nginx's names the replica)
-        self._page = ""  # page_script_hash, from new_session (or the page switched to)
+        self._page = ""  # page_script_hash: the page the last run drew (or the one switched to)
         self._page_name = page  # the URL path a new visitor opens ("" for the default page)
         self._cache: dict[str, Any] = {}  # hash -> large message, as the page's cache
         self._cached_now: list[str] = []  # hashes received in the last run
@@ -350,8 +350,10 @@ class StreamlitSession:
     def _note(self, msg: Any, kind: str) -> None:
         if kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
-        elif kind == "new_session":
+        elif kind == "new_session":  # an app without pages: its script is the page
             self._page = msg.new_session.page_script_hash
+        elif kind == "navigation":  # an app of pages: the page the run drew (after new_session,
+            self._page = msg.navigation.page_script_hash  # which names the app's own script)
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
             widget = getattr(element, element.WhichOneof("type"))

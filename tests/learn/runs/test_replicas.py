@@ -39,21 +39,11 @@ TRAIN_S = 420  # most time a run may take to finish, a take-over included (a fai
 POLL_S = 0.5  # how often a watching page asks for a run, as its progress fragment does
 
 
-class LearnPage(StreamlitSession):
-    """A page's session that stays on the page it drew: its reruns name the page the server's
-    `navigation` message names (`new_session` names the app's script, the start page)."""
-
-    def _note(self, msg, kind: str) -> None:
-        super()._note(msg, kind)
-        if kind == "navigation":
-            self._page = msg.navigation.page_script_hash
-
-
-async def _learn_page(base: str, seed: int, epochs: int, query: str = "") -> LearnPage:
+async def _learn_page(base: str, seed: int, epochs: int, query: str = "") -> StreamlitSession:
     """A new visitor of the Learn page at `base` (a replica, or nginx), on the training panel
     with these settings (or the URL `query` of a page it reconnects), after its first run."""
     query = query or urlencode({**LEARN, "seed": seed, "learn_epochs": epochs})
-    page = await LearnPage.open(base, query, OPEN_S, "learn")
+    page = await StreamlitSession.open(base, query, OPEN_S, "learn")
     await page.rerun([], OPEN_S)
     return page
 
