@@ -26,11 +26,13 @@ import keras
 import numpy as np
 
 from attnviz.core.checks import describe
+from attnviz.learn import seeding
 from attnviz.learn.compiling import compile_trainer
 from attnviz.learn.configs import LM_TRAINING, LMConfig, TrainConfig
 from attnviz.learn.language.metrics import LMEvaluation, evaluate_lm
 from attnviz.learn.language.model import LanguageModel, LMForward
 from attnviz.learn.language.tasks import LMTask, draw_sequences, get_lm_task
+from attnviz.learn.twins import twin_of
 
 
 @dataclass(frozen=True)
@@ -241,20 +243,30 @@ def train_lm(
     start = time.perf_counter()
     model = LanguageModel(spec, network, training.seed)
     val = draw_sequences(spec, training.val_pairs, f"{training.seed}:validation", "validation")
-    reporter = _LMReporter(model, val, probe, callback, start, training.time_limit, on_best)
-    reporter.report(0, None)
-    trainer = compile_lm(model, training.learning_rate)
-    keras.utils.set_random_seed(training.seed)  # whatever building drew
-    epoch = 0
-    while not (reporter.stop or reporter.out_of_time) and epoch < training.epochs:
-        ids = epoch_sequences(spec, training, epoch + 1)  # (N, T + 1)
-        trainer.fit(
-            ids[:, :-1], ids[:, 1:], batch_size=training.batch_size, epochs=epoch + 1,
-            initial_epoch=epoch, shuffle=False, verbose=0, callbacks=[reporter],
-        )  # fmt: skip
-        epoch += 1
+
+    def make() -> LanguageModel:  # a twin: its weights are given before it trains
+        return LanguageModel(spec, network, seed=None)
+
+    def compile_(made: LanguageModel) -> keras.Model:
+        return compile_lm(made, training.learning_rate)
+
+    key = (LanguageModel, spec, network, training.learning_rate)
+    with twin_of(model, key, make, compile_) as twin:  # trains as `model` would (`learn.twins`)
+        reporter = _LMReporter(twin, val, probe, callback, start, training.time_limit, on_best)
+        reporter.report(0, None)
+        seeding.seed(training.seed)  # whatever building drew
+        epoch = 0
+        while not (reporter.stop or reporter.out_of_time) and epoch < training.epochs:
+            ids = epoch_sequences(spec, training, epoch + 1)  # (N, T + 1)
+            twin.trainer.fit(
+                ids[:, :-1], ids[:, 1:], batch_size=training.batch_size, epochs=epoch + 1,
+                initial_epoch=epoch, shuffle=False, verbose=0, callbacks=[reporter],
+            )  # fmt: skip
+            epoch += 1
+        twin.set_weights(reporter.best_weights)
+        stats = lm_stats(twin, training, reporter.reports, time.perf_counter() - start)
     model.set_weights(reporter.best_weights)
-    model.stats = lm_stats(model, training, reporter.reports, time.perf_counter() - start)
+    model.stats = stats
     return model
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import keras
 
 from attnviz.core.checks import describe
+from attnviz.learn import seeding
 from attnviz.learn.compiling import compile_trainer
 from attnviz.learn.configs import (
     TRANSFORMER_TRAINING,
@@ -35,6 +36,7 @@ from attnviz.learn.translation.model import Seq2SeqAttention, Translation
 from attnviz.learn.translation.tasks import draw_pairs, get_task, make_pairs
 from attnviz.learn.translation.transformer_translator import TransformerTranslator
 from attnviz.learn.translation.vocab import Vocabulary
+from attnviz.learn.twins import twin_of
 
 
 @dataclass(frozen=True)
@@ -259,20 +261,30 @@ def _fit(
     task = model.task.name
     x, y, weights = training_arrays(model, make_pairs(task, settings.n_pairs, settings.seed))
     val = draw_pairs(task, settings.val_pairs, f"{settings.seed}:validation")
-    trainer = compile_for_training(model, settings.learning_rate)
-    reporter = _Reporter(model, tuple(zip(*val, strict=True)), probe, callback, settings.time_limit,
-                         on_best)  # fmt: skip
-    reporter.start, reporter.deadline = start, start + settings.time_limit
-    reporter.report(0, None)
-    if not reporter.stop:
-        keras.utils.set_random_seed(settings.seed)  # the shuffling, whatever building drew
-        trainer.fit(
-            x, y, sample_weight=weights, batch_size=settings.batch_size, epochs=settings.epochs,
-            shuffle=True, verbose=0, callbacks=[reporter],
-        )  # fmt: skip
+
+    def make() -> Translator:  # a twin: its weights are given before it trains
+        return type(model)(task, model.config, seed=None)
+
+    def compile_(made: Translator) -> keras.Model:
+        return compile_for_training(made, settings.learning_rate)
+
+    key = (type(model), task, model.config, settings.learning_rate)
+    with twin_of(model, key, make, compile_) as twin:  # trains as `model` would (`learn.twins`)
+        reporter = _Reporter(twin, tuple(zip(*val, strict=True)), probe, callback,
+                             settings.time_limit, on_best)  # fmt: skip
+        reporter.start, reporter.deadline = start, start + settings.time_limit
+        reporter.report(0, None)
+        if not reporter.stop:
+            seeding.seed(settings.seed)  # the shuffling, whatever building drew
+            twin.trainer.fit(
+                x, y, sample_weight=weights, batch_size=settings.batch_size,
+                epochs=settings.epochs, shuffle=True, verbose=0, callbacks=[reporter],
+            )  # fmt: skip
+        twin.set_weights(reporter.best_weights)
+        seconds = time.perf_counter() - start
+        stats = training_stats(twin, settings, reporter.reports, val, seconds)
     model.set_weights(reporter.best_weights)
-    seconds = time.perf_counter() - start
-    model.stats = training_stats(model, settings, reporter.reports, val, seconds)
+    model.stats = stats
     return model
 
 

@@ -1,0 +1,142 @@
+"""Tests for learn/twins.py: a run trained on a kept twin ends with the very weights, losses and
+scores of a run on a new trace (the way before twins), for each kind of model Learn trains; and
+the kept twins themselves: given every variable, their optimizer at its first state, one per run
+at a time, at most `TWINS`, a twin of another architecture refused."""
+
+from __future__ import annotations
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from attnviz.learn import seeding, twins
+from attnviz.learn.configs import LMConfig, NetworkConfig, TrainConfig, TransformerConfig
+from attnviz.learn.language.training import train_lm
+from attnviz.learn.translation.training import train, train_transformer
+
+
+def _seq2seq(seed: int):
+    return train("reverse", NetworkConfig(units=16), TrainConfig(2, n_pairs=96, seed=seed))
+
+
+def _transformer(seed: int):
+    network = TransformerConfig(d_model=16, heads=2, d_ff=32, rate=0.1)  # dropout: its seeds too
+    return train_transformer("reverse", network, TrainConfig(2, n_pairs=96, seed=seed))
+
+
+def _language_model(seed: int):
+    tiny = LMConfig(layers=1, heads=2, d_model=8, d_ff=0)
+    return train_lm("text", tiny, TrainConfig(2, n_pairs=64, val_pairs=32, batch_size=32,
+                                               seed=seed, time_limit=900.0))  # fmt: skip
+
+
+def _without_seconds(history) -> list:
+    """A record's history, its last column (seconds) left out; NaN as None (NaN != NaN)."""
+    return [[None if math.isnan(x) else x for x in row[:-1]] for row in history]
+
+
+@pytest.mark.slow  # trains nine small runs
+@pytest.mark.parametrize("fit", [_seq2seq, _transformer, _language_model],
+                         ids=["seq2seq", "transformer", "language model"])  # fmt: skip
+def test_a_run_on_a_kept_twin_is_the_run_on_a_new_trace_bit_for_bit(fit, monkeypatch):
+    with monkeypatch.context() as before:  # as before twins: traced anew, TF's caches cleared
+        before.setattr(seeding, "seed", keras.utils.set_random_seed)
+        twins.forget_twins()
+        reference = fit(5)
+    other = fit(6)  # the kept twin now holds another seed's run
+    again = fit(5)  # on that twin, its train step traced and compiled by the runs before
+    for a, b in zip(reference.get_weights(), again.get_weights(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert _without_seconds(again.stats.history) == _without_seconds(reference.stats.history)
+    assert not all(np.array_equal(a, b) for a, b in
+                   zip(reference.get_weights(), other.get_weights(), strict=True))  # fmt: skip
+
+
+# ---- the twins themselves, on a small Keras model --------------------------------------------
+
+
+class Small:
+    """A model as `twin_of` takes it: its Keras model in `.trainer`."""
+
+    def __init__(self, units: int = 3) -> None:
+        inputs = keras.Input((4,))
+        self.trainer = keras.Model(inputs, keras.layers.Dense(units)(inputs))
+
+
+def _compiled(model: Small) -> keras.Model:
+    model.trainer.compile(optimizer=keras.optimizers.Adam(0.1), loss="mse")
+    model.trainer.optimizer.build(model.trainer.trainable_variables)
+    return model.trainer
+
+
+@pytest.fixture(autouse=True)
+def _no_twins_kept():
+    twins.forget_twins()
+    yield
+    twins.forget_twins()
+
+
+def test_a_twin_holds_the_model_s_variables_and_a_fresh_optimizer():
+    made = []
+
+    def make() -> Small:
+        made.append(Small())
+        return made[-1]
+
+    first, second = Small(), Small()
+    before = [v.numpy() for v in first.trainer.variables]
+    with twins.twin_of(first, "k", make, _compiled) as twin:
+        for mine, given in zip(twin.trainer.variables, before, strict=True):
+            np.testing.assert_array_equal(mine.numpy(), given)
+        twin.trainer.fit(np.ones((8, 4)), np.zeros((8, 3)), epochs=2, verbose=0)
+        assert int(twin.trainer.optimizer.iterations) == 2
+    for mine, kept in zip(first.trainer.variables, before, strict=True):
+        np.testing.assert_array_equal(mine.numpy(), kept)  # the model itself is not trained
+    with twins.twin_of(second, "k", make, _compiled) as again:
+        assert again is twin and len(made) == 1  # kept: not made again
+        assert int(again.trainer.optimizer.iterations) == 0  # its first state
+        slots = [v.numpy() for v in again.trainer.optimizer.variables[2:]]
+        assert slots and all(not s.any() for s in slots)  # Adam's slots at 0
+        for mine, given in zip(again.trainer.variables, second.trainer.variables, strict=True):
+            np.testing.assert_array_equal(mine.numpy(), given.numpy())
+
+
+def test_two_runs_at_once_each_have_their_own_twin():
+    with (
+        twins.twin_of(Small(), "k", Small, _compiled) as one,
+        twins.twin_of(Small(), "k", Small, _compiled) as two,
+    ):
+        assert one is not two
+    with twins.twin_of(Small(), "k", Small, _compiled) as kept:
+        assert kept in (one, two)
+
+
+def test_at_most_twins_are_kept_the_least_recently_used_dropped(monkeypatch):
+    monkeypatch.setattr(twins, "TWINS", 2)
+    kept = {}
+    for key in ("a", "b", "c"):
+        with twins.twin_of(Small(), key, Small, _compiled) as twin:
+            kept[key] = twin
+    with twins.twin_of(Small(), "a", Small, _compiled) as again:
+        assert again is not kept["a"]  # dropped: a new one
+    with twins.twin_of(Small(), "c", Small, _compiled) as again:
+        assert again is kept["c"]
+
+
+def test_a_key_that_cannot_be_kept_gets_a_twin_for_its_run_only():
+    with twins.twin_of(Small(), ["a", "list"], Small, _compiled) as one:
+        pass
+    with twins.twin_of(Small(), ["a", "list"], Small, _compiled) as two:
+        assert two is not one
+
+
+def test_a_twin_of_another_architecture_is_refused():
+    with twins.twin_of(Small(3), "k", Small, _compiled):
+        pass
+    with (
+        pytest.raises(ValueError, match="not of one architecture|not one architecture"),
+        twins.twin_of(Small(5), "k", Small, _compiled),
+    ):
+        pass
