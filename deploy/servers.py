@@ -105,14 +105,15 @@ SCRIPTS = {  # server name -> (script, folder it runs from)
     "floor-model-view": ("floor_model_view.py", ROOT / "bench"),
     "floor-charts": ("floor_charts.py", ROOT / "bench"),
     "floor-exercise": ("floor_exercise.py", ROOT / "bench"),
+    "floor-class": ("floor_class.py", ROOT / "bench"),
 }
 
 
 def start(name: str, port: int | None = None, env: dict[str, str] | None = None) -> Server:
     """Launch the attnviz app (`name="attnviz"`, from the repository root) or a benchmark floor
-    app (`name="floor"`, `"floor-model-view"`, `"floor-charts"` or `"floor-exercise"`, from
-    `bench/`; see `SCRIPTS`) on `port` (default: a free one), with `env` added to the
-    environment; returns at once (see `wait_healthy`)."""
+    app (`name="floor"`, `"floor-model-view"`, `"floor-charts"`, `"floor-exercise"` or
+    `"floor-class"`, from `bench/`; see `SCRIPTS`) on `port` (default: a free one), with `env`
+    added to the environment; returns at once (see `wait_healthy`)."""
     port = port or free_port()
     script, cwd = SCRIPTS[name]
     command = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port)]

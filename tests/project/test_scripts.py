@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STREAMLIT_SCRIPTS = {"floor_app", "floor_model_view", "floor_charts"}  # run by `streamlit run`,
+STREAMLIT_SCRIPTS = {
+    "floor_app",
+    "floor_model_view",
+    "floor_charts",
+    "floor_class",
+    "floor_class_page",
+}  # run by `streamlit run`,
 # not imported
 MODULES = [
     f"{folder}.{path.stem}"
