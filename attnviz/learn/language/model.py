@@ -33,8 +33,8 @@ import tensorflow as tf
 from attnviz.core.checks import check_choice, check_int, describe, read_only
 from attnviz.core.limits import MAX_LM_TOKENS
 from attnviz.heads.calls import AttentionCall, AttentionCalls, frozen_labels
-from attnviz.learn import seeding
 from attnviz.learn.configs import LMConfig
+from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.language.layers import LMCore
 from attnviz.learn.language.tasks import LMTask, draw_sequences, get_lm_task
 from attnviz.transformer.multihead import MultiHeadResult, compute_multihead
@@ -109,7 +109,7 @@ class LanguageModel:
     Args:
         task: one of `LM_TASKS`, or an `LMTask`.
         config: the sizes (`LMConfig`).
-        seed: seeds the initial weights (`learn.seeding.seed`); None leaves the
+        seed: seeds the initial weights (`learn.global_seed.set_global_seed`); None leaves the
             global seeds alone (for weights loaded next).
     """
 
@@ -120,7 +120,7 @@ class LanguageModel:
         self.config = config
         self.stats: Any = None  # LMStats once trained or loaded
         if seed is not None:
-            seeding.seed(seed)
+            set_global_seed(seed)
         ids = keras.Input((None,), dtype="int32", name="ids")
         self.core = LMCore(config, self.task.vocab_size, name="language_model")
         logits, _ = self.core(ids)

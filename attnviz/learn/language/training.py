@@ -26,9 +26,9 @@ import keras
 import numpy as np
 
 from attnviz.core.checks import describe
-from attnviz.learn import seeding
 from attnviz.learn.compiling import compile_trainer
 from attnviz.learn.configs import LM_TRAINING, LMConfig, TrainConfig
+from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.language.metrics import LMEvaluation, evaluate_lm
 from attnviz.learn.language.model import LanguageModel, LMForward
 from attnviz.learn.language.tasks import LMTask, draw_sequences, get_lm_task
@@ -254,7 +254,7 @@ def train_lm(
     with twin_of(model, key, make, compile_) as twin:  # trains as `model` would (`learn.twins`)
         reporter = _LMReporter(twin, val, probe, callback, start, training.time_limit, on_best)
         reporter.report(0, None)
-        seeding.seed(training.seed)  # whatever building drew
+        set_global_seed(training.seed)  # whatever building drew
         epoch = 0
         while not (reporter.stop or reporter.out_of_time) and epoch < training.epochs:
             ids = epoch_sequences(spec, training, epoch + 1)  # (N, T + 1)

@@ -24,8 +24,8 @@ import numpy as np
 import tensorflow as tf
 
 from attnviz.core.checks import check_int, describe, read_only
-from attnviz.learn import seeding
 from attnviz.learn.configs import NetworkConfig
+from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.translation.network import Networks, build_networks
 from attnviz.learn.translation.tasks import Task, get_task
 from attnviz.learn.translation.vocab import END, PAD, START, Vocabulary
@@ -77,7 +77,7 @@ class CharTranslator:
     Args:
         task: one of `TASKS`.
         config: the network's sizes (and score).
-        seed: seeds the initial weights (`learn.seeding.seed`, which also reseeds
+        seed: seeds the initial weights (`learn.global_seed.set_global_seed`, which also reseeds
             Python's, NumPy's and TensorFlow's global generators); None leaves the global
             seeds alone (for weights that are loaded next).
     """
@@ -90,7 +90,7 @@ class CharTranslator:
         self.config = config
         self.stats: Any = None  # TrainingStats once trained or loaded
         if seed is not None:
-            seeding.seed(seed)
+            set_global_seed(seed)
 
     def get_weights(self) -> list[np.ndarray]:
         """Every weight of the network, in a fixed order (copies)."""

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import keras
 
 from attnviz.core.checks import describe
-from attnviz.learn import seeding
 from attnviz.learn.compiling import compile_trainer
 from attnviz.learn.configs import (
     TRANSFORMER_TRAINING,
@@ -31,6 +30,7 @@ from attnviz.learn.configs import (
     TrainConfig,
     TransformerConfig,
 )
+from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.translation.metrics import alignment_score, char_accuracy
 from attnviz.learn.translation.model import Seq2SeqAttention, Translation
 from attnviz.learn.translation.tasks import draw_pairs, get_task, make_pairs
@@ -275,7 +275,7 @@ def _fit(
         reporter.start, reporter.deadline = start, start + settings.time_limit
         reporter.report(0, None)
         if not reporter.stop:
-            seeding.seed(settings.seed)  # the shuffling, whatever building drew
+            set_global_seed(settings.seed)  # the shuffling, whatever building drew
             twin.trainer.fit(
                 x, y, sample_weight=weights, batch_size=settings.batch_size,
                 epochs=settings.epochs, shuffle=True, verbose=0, callbacks=[reporter],

@@ -1,8 +1,8 @@
-"""Tests for learn/seeding.py: `seed` seeds exactly as `keras.utils.set_random_seed` (Python,
-NumPy, TensorFlow's global seed and its op seeds, Keras's generator) but leaves TensorFlow's
-kernel caches, and TensorFlow's own seeding, alone. (A stateful TensorFlow kernel, such as
-`tf.random.uniform`'s, cached before, would go on with its sequence: attnviz uses none; the
-trainings' bit-for-bit test is tests/learn/test_twins.py.)"""
+"""Tests for learn/global_seed.py: `set_global_seed` seeds exactly as
+`keras.utils.set_random_seed` (Python, NumPy, TensorFlow's global seed and its op seeds, Keras's
+generator) but leaves TensorFlow's kernel caches, and TensorFlow's own seeding, alone. (A
+stateful TensorFlow kernel, such as `tf.random.uniform`'s, cached before, would go on with its
+sequence: attnviz uses none; the trainings' bit-for-bit test is tests/learn/test_twins.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
 
-from attnviz.learn import seeding
+from attnviz.learn.global_seed import set_global_seed
 
 
 def _draws() -> tuple:
@@ -33,9 +33,9 @@ def _draws() -> tuple:
 def test_seed_draws_what_keras_set_random_seed_draws():
     keras.utils.set_random_seed(7)
     expected = _draws()
-    seeding.seed(7)
+    set_global_seed(7)
     assert _draws() == expected
-    seeding.seed(8)
+    set_global_seed(8)
     assert _draws() != expected
 
 
@@ -44,7 +44,7 @@ def test_seed_keeps_tensorflow_s_kernel_caches_and_leaves_its_seeding_as_it_was(
 
     cleared = []
     monkeypatch.setattr(pywrap_tfe, "TFE_ContextClearCaches", lambda handle: cleared.append(1))
-    seeding.seed(3)
+    set_global_seed(3)
     assert cleared == [] and context.global_seed() == 3
     tf.random.set_seed(4)  # TensorFlow's own still clears them
     assert cleared == [1] and context.global_seed() == 4
@@ -53,11 +53,11 @@ def test_seed_keeps_tensorflow_s_kernel_caches_and_leaves_its_seeding_as_it_was(
 
 def test_a_seed_that_is_not_an_int_is_refused():
     with pytest.raises(ValueError, match="integer"):
-        seeding.seed("seven")
+        set_global_seed("seven")
 
 
 def test_attnviz_draws_with_no_stateful_tensorflow_random_op():
-    # `seed` keeps their kernels (and so their place in their sequences): none may be used
+    # `set_global_seed` keeps their kernels (and their place in their sequences): none is used
     from pathlib import Path
 
     import attnviz

@@ -1,4 +1,5 @@
-"""Seed a model or a training run without throwing away what TensorFlow has compiled.
+"""Seed Keras's global generators (a model's initial weights, `fit`'s shuffling) without throwing
+away what TensorFlow has compiled.
 
 `keras.utils.set_random_seed` seeds Python's, NumPy's and TensorFlow's global generators and
 Keras's own. TensorFlow's part, `tf.random.set_seed`, also clears the process's kernel caches, so
@@ -7,8 +8,8 @@ attnviz's models draw only through Keras's stateless random ops (their state is 
 with the weights: `learn.twins`), and each `fit` shuffles with a new dataset: what those caches
 hold for them is the compiled train and translation functions, which TensorFlow would otherwise
 optimise again after every seeding (~3 s of a one-epoch run of the Learn page's translator,
-measured 2026-11-28). `seed` sets the very same seeds, leaving the caches alone: the weights
-trained are the same bit for bit (tests/learn/test_seeding.py).
+measured 2026-11-28). `set_global_seed` sets the very same seeds, leaving the caches alone: the
+weights trained are the same bit for bit (tests/learn/test_twins.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import keras
 _LOCK = threading.Lock()
 
 
-def seed(value: int) -> None:
+def set_global_seed(value: int) -> None:
     """`keras.utils.set_random_seed(value)`, TensorFlow's kernel caches kept (see module doc).
 
     Raises:
