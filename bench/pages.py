@@ -381,7 +381,8 @@ class StreamlitSession:
         """Ask for a run with the `changed` widget states (WidgetState protos); wait for its
         end. Returns the seconds from sending to the arrival of its `script_finished` message,
         and the run's messages. A run that ended early for another rerun is followed to the
-        end of that one."""
+        end of that one; a fragment's run the server started meanwhile (a page that follows a
+        class or a training run) is not this run's end."""
         from streamlit.proto.BackMsg_pb2 import BackMsg
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -399,7 +400,9 @@ class StreamlitSession:
         sent = time.perf_counter()
         await self._socket.send(back.SerializeToString())
         index = await asyncio.wait_for(self._finished(first), timeout_s)
-        while self.messages[index][1].script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+        others = (ForwardMsg.FINISHED_EARLY_FOR_RERUN,
+                  ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)  # fmt: skip
+        while self.messages[index][1].script_finished in others:  # not this run's end
             index = await asyncio.wait_for(self._finished(index + 1), timeout_s)
         status = self.messages[index][1].script_finished
         if status != ForwardMsg.FINISHED_SUCCESSFULLY:

@@ -62,3 +62,19 @@ def test_the_reruns_of_an_app_without_pages_ask_for_its_script():
     started = ForwardMsg()
     started.new_session.page_script_hash = "app-script"
     assert _asked([started]) == [("learn", ""), ("", "app-script"), ("", "app-script")]
+
+
+def test_a_fragment_run_the_server_started_is_not_the_end_of_a_rerun():
+    # a page that follows a class or a training run: the server runs its fragment by itself
+    fragment = ForwardMsg(script_finished=ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+    shown = ForwardMsg()
+    shown.delta.new_element.markdown.body = "the rerun's own text"
+
+    async def one_run() -> list:
+        session = StreamlitSession(ScriptedSocket([fragment, shown]), "", "http://app", "")
+        _, messages = await session.rerun([], timeout_s=5)
+        session._reader.cancel()  # noqa: SLF001 - the scripted socket never closes
+        return messages
+
+    messages = asyncio.run(one_run())
+    assert messages[-2].delta.new_element.markdown.body == "the rerun's own text"
