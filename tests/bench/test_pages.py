@@ -4,6 +4,7 @@ reruns ask for the page its last run drew, as a browser's do."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -33,6 +34,12 @@ class ScriptedSocket:
             self._frames.put_nowait(msg.SerializeToString())
 
 
+def _run(coroutine):
+    """`coroutine`'s result, in a loop of its own (a browser test's may be running here)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=30)
+
+
 def _asked(answer: list[ForwardMsg]) -> list[tuple[str, str]]:
     """(page name, page script hash) of each of three reruns of a session opened on "learn"."""
 
@@ -44,7 +51,7 @@ def _asked(answer: list[ForwardMsg]) -> list[tuple[str, str]]:
         session._reader.cancel()  # noqa: SLF001 - the scripted socket never closes
         return socket.reruns
 
-    reruns = asyncio.run(three_runs())
+    reruns = _run(three_runs())
     assert [r.rerun_script.query_string for r in reruns] == ["seed=3"] * 3
     return [(r.rerun_script.page_name, r.rerun_script.page_script_hash) for r in reruns]
 
@@ -76,5 +83,5 @@ def test_a_fragment_run_the_server_started_is_not_the_end_of_a_rerun():
         session._reader.cancel()  # noqa: SLF001 - the scripted socket never closes
         return messages
 
-    messages = asyncio.run(one_run())
+    messages = _run(one_run())
     assert messages[-2].delta.new_element.markdown.body == "the rerun's own text"

@@ -134,8 +134,6 @@ def _reported(run, n: int) -> bool:
 def test_a_watching_page_follows_its_run_and_is_run_again_when_an_epoch_is_published():
     # no polling: the page follows its run; the server's watch (one small read per run) runs
     # it again once the run publishes an epoch, and not before; an ended run is not followed
-    import asyncio
-
     from attnviz.ui.classroom import watch
 
     fake, store, session = _Stepped(), MemoryRunStore(), ""
@@ -153,10 +151,10 @@ def test_a_watching_page_follows_its_run_and_is_run_again_when_an_epoch_is_publi
         assert len(followed) == 1
         ((session, (name, version)),) = followed.items()
         assert training_progress.run_version(name) == version  # nothing new yet
-        assert asyncio.run(watch.step(training_progress.run_version, rerun)) == 0
+        assert _step(training_progress.run_version, rerun) == 0
         fake.step.set()  # epoch 2 published
         assert _reported(run, 3)
-        assert asyncio.run(watch.step(training_progress.run_version, rerun)) == 1
+        assert _step(training_progress.run_version, rerun) == 1
         assert asked == [session]
         at.run()  # the run the watch asked for: the new epoch shown, the new version followed
         assert watch.following()[session] == (name, training_progress.run_version(name))
@@ -171,6 +169,17 @@ def test_a_watching_page_follows_its_run_and_is_run_again_when_an_epoch_is_publi
         fake.step.set()
         stop_worker(store, timeout=None)
         watch.forget(session)
+
+
+def _step(read_version, rerun) -> int:
+    """One step of the server's watch, in a loop of its own (a browser test's may be running)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attnviz.ui.classroom import watch
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, watch.step(read_version, rerun)).result()
 
 
 def test_a_run_no_longer_kept_is_gone_for_the_watch():
