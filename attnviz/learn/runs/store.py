@@ -194,8 +194,8 @@ class _Run:
     key: str
     job: bytes
     plan: Plan
-    watchers: set[str]
-    seen: dict[str, float] = field(default_factory=dict)  # watcher -> the clock at its last look
+    watchers: dict[str, float]  # the sessions that have not left it -> the clock at their
+    # last look
     state: str = "waiting"
     reports: list[bytes] = field(default_factory=list)
     error: str = ""
@@ -238,13 +238,12 @@ class MemoryRunStore:
             self._forget_ended()
             run = self._runs.get(self._current.get(key, ""))
             if run is not None and run.state in ("waiting", "training"):
-                run.watchers.add(watcher)
-                run.seen[watcher] = self.clock()
+                run.watchers[watcher] = self.clock()
                 return Joined(run.run_id, "shared")
             if run is not None and run.state == "done":
                 self._finished.move_to_end(run.run_id)  # used: last out
                 return Joined(run.run_id, "finished")
-            run = _Run(str(next(self._ids)), key, job, plan, {watcher}, {watcher: self.clock()})
+            run = _Run(str(next(self._ids)), key, job, plan, {watcher: self.clock()})
             self._runs[run.run_id] = run
             self._current[key] = run.run_id
             self._queue.append(run.run_id)
@@ -257,7 +256,7 @@ class MemoryRunStore:
             if run is None:
                 return RunStatus(GONE, (), 0)
             if watcher in run.watchers:
-                run.seen[watcher] = self.clock()
+                run.watchers[watcher] = self.clock()
             return self._status(run, since)
 
     def _status(self, run: _Run, since: int) -> RunStatus:
@@ -270,7 +269,7 @@ class MemoryRunStore:
             runs = self._runs.values()
             training = [self._progress(r, now) for r in runs if r.state == "training"]
             starts = starts_in(training, ahead, self.slots)
-        looking = sum(now - seen <= self.watching_fresh for seen in run.seen.values())
+        looking = sum(now - seen <= self.watching_fresh for seen in run.watchers.values())
         return RunStatus(run.state, tuple(run.reports[since:]), looking, run.error, seconds,
                          place, starts)  # fmt: skip
 
@@ -284,8 +283,7 @@ class MemoryRunStore:
             run = self._runs.get(run_id)
             if run is None:
                 return RunStatus(GONE, (), 0)
-            run.watchers.discard(watcher)
-            run.seen.pop(watcher, None)
+            run.watchers.pop(watcher, None)
             if not run.watchers and run.state == "waiting":
                 self._queue.remove(run.run_id)
                 self._end(run, "stopped")
