@@ -56,6 +56,7 @@ from attnviz.learn.runs.store import (
     Joined,
     Plan,
     Progress,
+    RunMark,
     RunStatus,
     Taken,
     starts_in,
@@ -316,6 +317,19 @@ class RedisRunStore:
             place, starts = self._fresh_place(_text(entry))
         return RunStatus(state, tuple(reports), watchers, _text(error),
                          seconds if state == "training" else 0.0, place, starts)  # fmt: skip
+
+    @_answered
+    def mark(self, run_id: str) -> RunMark:
+        run = self._run(run_id)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hmget(run, "state", "entry")
+        pipe.llen(f"{run}:reports")
+        (state, entry), reports = pipe.execute()
+        if state is None:
+            return RunMark(GONE)
+        state = _text(state)
+        place = self._fresh_place(_text(entry))[0] if state == "waiting" else 0
+        return RunMark(state, int(reports), place)
 
     def _fresh_place(self, entry: str) -> tuple[int, float | None]:
         """`_place`, looked up at most every `PLACE_FRESH` seconds per entry in this process."""

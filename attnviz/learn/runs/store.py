@@ -83,6 +83,16 @@ class RunStatus:
 
 
 @dataclass(frozen=True)
+class RunMark:
+    """What a watching page shows of a run changes when this does: its state, how many epochs
+    are published, its place in the queue (a cheap read: no reports, no estimate)."""
+
+    state: str  # one of STATES, or GONE
+    reports: int = 0  # epoch reports published (epoch 0 included)
+    place: int = 0  # while waiting: 1 = next to start, ...; else 0
+
+
+@dataclass(frozen=True)
 class Taken:
     """A run a worker took from the queue."""
 
@@ -158,6 +168,9 @@ class RunStore(Protocol):
     def status(self, run_id: str, since: int = 0, watcher: str = "") -> RunStatus:
         """The run now, its reports from epoch `since` on; `watcher` (one of the run's) is seen
         looking now."""
+
+    def mark(self, run_id: str) -> RunMark:
+        """The run's `RunMark` now (what a server's watch of its pages reads)."""
 
     def leave(self, run_id: str, watcher: str, since: int = 0) -> RunStatus:
         """`watcher` stops watching; the status with the best-so-far weights, read at the same
@@ -258,6 +271,15 @@ class MemoryRunStore:
             if watcher in run.watchers:
                 run.watchers[watcher] = self.clock()
             return self._status(run, since)
+
+    def mark(self, run_id: str) -> RunMark:
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None:
+                return RunMark(GONE)
+            waiting = run.state == "waiting" and run.run_id in self._queue
+            place = self._queue.index(run.run_id) + 1 if waiting else 0
+            return RunMark(run.state, len(run.reports), place)
 
     def _status(self, run: _Run, since: int) -> RunStatus:
         now = self.clock()

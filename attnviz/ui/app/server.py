@@ -11,9 +11,10 @@ The lifespan hook starts a background thread that imports TensorFlow and traces 
 graph as soon as the first page has drawn its inputs and controls (or 10 s after the server
 starts, if no one has come yet): the page appears as fast as a plain Streamlit page, and the
 import does not wait for the first click. It also starts the watch of the classes
-(`attnviz.ui.classroom.watch`): a student's page runs again when its class moves on. With
-Redis (`ATTNVIZ_REDIS_URL`) it starts the server's trainer on the replicas' shared queue of
-training runs at once, so a replica nobody pressed Train on still takes its share.
+(`attnviz.ui.classroom.watch`): a student's page runs again when its class moves on, a Learn
+page's progress when its training run publishes an epoch. With Redis (`ATTNVIZ_REDIS_URL`) it
+starts the server's trainer on the replicas' shared queue of training runs at once, so a replica
+nobody pressed Train on still takes its share.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ async def lifespan(_app: st.App):
     if redis_url_from_env():  # the replicas share one queue of training runs: each takes its
         # share from the start, also before anyone on it presses Train
         threading.Thread(target=_train_shared_runs, name="attnviz-trainers", daemon=True).start()
-    watching = asyncio.create_task(watch.watch_classes(_class_version), name="attnviz-classes")
+    watching = asyncio.create_task(watch.watch_classes(_version), name="attnviz-classes")
     try:
         yield
     finally:
@@ -64,11 +65,16 @@ def _train_shared_runs() -> None:
     ensure_worker(store_from_env())
 
 
-def _class_version(code: str) -> int:
-    """Class `code`'s version now (one small read of the store)."""
+def _version(name: str) -> int:
+    """The version now of what pages follow: a class by its code, or a training run
+    (`training_progress.run_version`); one small read of its store."""
+    if name.startswith("run:"):
+        from attnviz.ui.models.training_progress import run_version
+
+        return run_version(name)
     from attnviz.ui.classroom.session import room
 
-    return room().state(code).version
+    return room().state(name).version
 
 
 app = st.App(PAGE, lifespan=lifespan, middleware=MIDDLEWARE)

@@ -17,7 +17,8 @@ would ask for it; a page whose fragment is gone (a full run since dropped it) ru
 
 A page that shows something else (the join form, another page while its student explores, a
 class that ended) stops following (`forget`); a session that closed is dropped at its class's
-next change.
+next change. A Learn page follows its training run the same way (`ui.models.training_progress`:
+its name starts with "run:", and the server's version reader tells the two apart).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ async def step(read_version: Callable[[str], int], rerun: Callable[[str], bool])
     for code in {code for code, _ in now.values()}:
         try:
             versions[code] = await asyncio.to_thread(read_version, code)
-        except StoreDownError:
+        except (StoreDownError, ConnectionError):  # asked again next time
             continue
         except ClassError:
             versions[code] = GONE
@@ -106,7 +107,10 @@ async def step(read_version: Callable[[str], int], rerun: Callable[[str], bool])
 
 def rerun_session(session: str) -> bool:
     """Ask Streamlit to run session `session`'s page again with its last client state (as
-    `AppSession` does on a changed source file): the fragment the page follows its class in,
+    `AppSession` does on a changed source file), but no widget values: each widget keeps the
+    value the server holds (replaying the browser's last message would set a widget back to
+    what it was then, and press its last pressed button again): the fragment the page follows
+    its class in,
     as the fragment's own timer asks for it, or the whole page if it has no such fragment (now);
     False if there is no such session now. On the server's event loop only."""
     from streamlit.proto.ClientState_pb2 import ClientState
@@ -119,6 +123,8 @@ def rerun_session(session: str) -> bool:
         return False
     state = ClientState()
     state.CopyFrom(app._client_state)  # noqa: SLF001 - the state Streamlit reruns with itself
+    state.ClearField("widget_states")  # not the values the browser last sent: they may be
+    # older than the server's (a slider the page moved on since, a button's press)
     with _LOCK:
         fragment = _FRAGMENTS.get(session, "")
     if fragment and not app.has_fragment(fragment):  # a full run dropped it: the whole page

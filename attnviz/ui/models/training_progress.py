@@ -4,14 +4,20 @@ as they finish, then what its reports show (a translator's loss and accuracy cur
 probe's attention after each epoch; a page may draw its own). Drawing only: the run is
 `attnviz.learn.runs`'.
 
-Every watching page polls its run every second, and a class watches one run from many sessions:
-a poll reads the store once, and the charts of the epochs so far are built once per process for
-everyone (`shared_figure`), so a poll with no new epoch costs little more than its progress bar.
+A watching page does not poll: it follows its run (`attnviz.ui.classroom.watch`, as a
+student's page follows its class), and its server runs the page's progress fragment again when
+the run's state, its published epochs or its place in the queue change (`run_version`: one small
+read per run whatever the number of its pages); the page itself looks only every
+`CHECK_SECONDS`, a safety net that also makes a browser rerun the page when its websocket
+reconnects to another replica. A room of 200 that pressed Train then costs a run per page per
+epoch, not per second. A look reads the store once, and the charts of the epochs so far are
+built once per process for everyone (`shared_figure`).
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +28,7 @@ from attnviz.core.kept import Kept
 from attnviz.drawing.curves import training_curves
 from attnviz.drawing.plain_figure import frozen
 from attnviz.drawing.translation import translation_figure
+from attnviz.ui.classroom import watch
 from attnviz.ui.frame.charts import chart
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import counted, plain
@@ -32,9 +39,11 @@ if TYPE_CHECKING:
 
 Reports = Callable[["RunSnapshot"], None]  # draws a run's reports so far
 
+ENDED = ("done", "stopped", "failed")  # the states a run ends in
 PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
 PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
-LIVE = ("waiting", "training")  # the states a page polls
+LIVE = ("waiting", "training")  # the states a page follows
+CHECK_SECONDS = 10.0  # how often a watching page looks at its run itself (`_live_progress`)
 SHARED_FIGURES = 64  # figures `shared_figure` keeps: a few runs' curves and probes
 _FIGURES = Kept(SHARED_FIGURES)  # key -> frozen figure
 
@@ -82,14 +91,51 @@ def epochs_in_words(n: int) -> str:
     return counted(n, "epoch")
 
 
-@st.fragment(run_every=1.0)
+_STORES: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()  # id -> a store
+# whose runs this server's pages follow (weak: a store no one holds any more is gone with its runs)
+
+
+@st.fragment(run_every=CHECK_SECONDS)
 def _live_progress(
     run: TrainingRun, open_shipped: Callable[[], None] | None, draw_reports: Reports
 ) -> None:
-    snapshot = run.snapshot()  # the one look at the store of this poll
+    """The run's progress, run again by the server when the run changes (`run_version`)."""
+    snapshot = run.snapshot()  # the one look at the store of this run
     _draw_progress(run, snapshot, open_shipped, draw_reports)
     if snapshot.state not in LIVE:
+        watch.forget()
         st.rerun()  # the whole page: the trained model's views appear
+    _STORES[id(run.store)] = run.store
+    watch.follow(
+        f"{RUN_PREFIX}{id(run.store)}:{run.run_id}",
+        _version(snapshot.state, len(snapshot.reports), snapshot.place),
+        fragment=watch.fragment_id(),
+    )
+
+
+RUN_PREFIX = "run:"  # what the runs' names among the followed things start with
+
+
+def run_version(name: str) -> int:
+    """The version of the followed run `name` ("run:<store>:<run id>", as `_live_progress`
+    names it) for the server's watch: another number once its pages would show another
+    state, epoch or place in the queue; `watch.GONE` for a run no longer kept.
+
+    Raises:
+        ConnectionError: if the run's store does not answer now (asked again next time).
+    """
+    store_id, run_id = name.removeprefix(RUN_PREFIX).split(":", 1)
+    store = _STORES.get(int(store_id))
+    if store is None:
+        return watch.GONE
+    mark = store.mark(run_id)
+    return watch.GONE if mark.state not in LIVE + ENDED else _version(
+        mark.state, mark.reports, mark.place)  # fmt: skip
+
+
+def _version(state: str, reports: int, place: int) -> int:
+    """One number for what a watching page shows: its state, epochs and place."""
+    return ((LIVE + ENDED).index(state) * 100_000 + reports) * 10_000 + min(place, 9_999)
 
 
 def progress(
@@ -97,7 +143,8 @@ def progress(
     open_shipped: Callable[[], None] | None = None,
     draw_reports: Reports | None = None,
 ) -> RunSnapshot:
-    """While the run waits or trains, a fragment redraws its progress every second; then, once.
+    """While the run waits or trains, a fragment redraws its progress each time the run changes
+    (the server runs it again: see the module doc); then, once.
     `open_shipped` (a button callback) opens the shipped model of the run's task while it waits
     (None: none is shipped); `draw_reports` draws the reports so far (default: a translator's
     curves and probe, `translation_reports`)."""
@@ -106,6 +153,7 @@ def progress(
     if run.running:
         _live_progress(run, open_shipped, draw_reports)
     else:
+        watch.forget()  # its run ended: nothing to follow
         _draw_progress(run, snapshot, open_shipped, draw_reports)
     return snapshot
 

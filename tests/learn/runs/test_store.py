@@ -223,3 +223,18 @@ def test_idle_replicas_count_and_dead_ones_leave_the_group(redis_replicas):
     time.sleep(0.5)  # beyond dead_after (0.4 s): two and three died, one looks
     assert one.take(0.01) is None and one.replicas() == 1
     assert one._redis.xinfo_consumers(queue, "trainers") == []  # noqa: SLF001 - three went
+
+
+def test_a_run_s_mark_says_its_state_epochs_and_place(run_store):
+    from attnviz.learn.runs.store import GONE, RunMark
+
+    first = run_store.submit("a", b"job", "w", PLAN)
+    second = run_store.submit("b", b"job", "w", PLAN)
+    assert run_store.mark(second.run_id) == RunMark("waiting", 0, 2)
+    taken = _taken(run_store)
+    run_store.publish(taken, 0, b"e0", 1.0)
+    assert run_store.mark(first.run_id) == RunMark("training", 1, 0)
+    assert run_store.mark(second.run_id) == RunMark("waiting", 0, 1)  # next to start
+    run_store.finish(taken, "done", b"final")
+    assert run_store.mark(first.run_id) == RunMark("done", 1, 0)
+    assert run_store.mark("404") == RunMark(GONE)

@@ -141,6 +141,23 @@ def test_the_watch_runs_the_fragment_that_draws_the_class_alone_while_the_page_h
     assert watch.rerun_session("s2") is False
 
 
+def test_the_watch_s_run_sends_no_widget_values_the_browser_sent_before(server, monkeypatch):
+    # the browser's last message pressed a button and held a slider at 2; since then the page
+    # moved the slider on: a run replaying that message would press again and set it back
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    server._client_state.widget_states.widgets.extend(  # noqa: SLF001
+        [WidgetState(id="send", trigger_value=True), WidgetState(id="slider", int_value=2)]
+    )
+    states = []
+    monkeypatch.setattr(server, "request_rerun", states.append)
+    watch.follow("AAAAAA", 1, session="s1", fragment="class")
+    assert watch.rerun_session("s1")
+    assert [len(s.widget_states.widgets) for s in states] == [0]
+    assert states[0].query_string == "code=AAAAAA"  # the rest of its state stays
+    assert len(server._client_state.widget_states.widgets) == 2  # noqa: SLF001 - not changed
+
+
 def _class_page() -> None:
     from attnviz.ui.classroom.student import draw_class_page
 

@@ -129,3 +129,54 @@ def _reported(run, n: int) -> bool:
     while len(run.snapshot().reports) < n and time.monotonic() < deadline:
         time.sleep(0.02)
     return len(run.snapshot().reports) >= n
+
+
+def test_a_watching_page_follows_its_run_and_is_run_again_when_an_epoch_is_published():
+    # no polling: the page follows its run; the server's watch (one small read per run) runs
+    # it again once the run publishes an epoch, and not before; an ended run is not followed
+    import asyncio
+
+    from attnviz.ui.classroom import watch
+
+    fake, store, session = _Stepped(), MemoryRunStore(), ""
+    run = TrainingRun.start("reverse", None, TrainConfig(3), store=store, fit=fake.fit)
+    asked: list[str] = []
+
+    def rerun(session: str) -> bool:
+        asked.append(session)
+        return True
+
+    try:
+        assert fake.held.wait(30)  # epochs 0 and 1 reported
+        at = _session(run)
+        followed = {s: f for s, f in watch.following().items() if f[0].startswith("run:")}
+        assert len(followed) == 1
+        ((session, (name, version)),) = followed.items()
+        assert training_progress.run_version(name) == version  # nothing new yet
+        assert asyncio.run(watch.step(training_progress.run_version, rerun)) == 0
+        fake.step.set()  # epoch 2 published
+        assert _reported(run, 3)
+        assert asyncio.run(watch.step(training_progress.run_version, rerun)) == 1
+        assert asked == [session]
+        at.run()  # the run the watch asked for: the new epoch shown, the new version followed
+        assert watch.following()[session] == (name, training_progress.run_version(name))
+        fake.step.set()  # epoch 3, the last
+        assert _reported(run, 4)
+        fake.step.set()  # the run ends
+        assert run.join(30).state == "done"
+        at.run()
+        assert session not in watch.following()
+    finally:
+        run.stop()
+        fake.step.set()
+        stop_worker(store, timeout=None)
+        watch.forget(session)
+
+
+def test_a_run_no_longer_kept_is_gone_for_the_watch():
+    from attnviz.ui.classroom import watch
+
+    store = MemoryRunStore()
+    training_progress._STORES[id(store)] = store  # noqa: SLF001 - as a page that followed it
+    assert training_progress.run_version(f"run:{id(store)}:404") == watch.GONE
+    assert training_progress.run_version("run:1:1") == watch.GONE  # no such store here
