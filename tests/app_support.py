@@ -148,8 +148,9 @@ def follow_link(at: AppTest, url_path: str, **fields: str) -> None:
 
 def smaller_runs(monkeypatch, **sizes) -> list[tuple]:
     """Make the pages' Train buttons train a smaller model (the page's network with `sizes`)
-    on 32 pairs in one batch a step, with 8 validation pairs; returns what each page asked
-    for, as `(task, network, training)`.
+    on 32 pairs in one batch a step, with 8 validation pairs, and a time limit of 900 s (a
+    test of epochs, not of the limit: a first compile under a loaded CI took 95 s); returns
+    what each page asked for, as `(task, network, training)`.
 
     For tests of what a session does with a model it trained (reruns, `clear_session`, the
     charts of every epoch): those hold for a model of any size, and building (tracing,
@@ -164,7 +165,7 @@ def smaller_runs(monkeypatch, **sizes) -> list[tuple]:
 
     def smaller(cls, task, network=None, training=None, **kwargs):
         asked.append((task, network, training))
-        few = replace(training, n_pairs=32, val_pairs=8, batch_size=32)
+        few = replace(training, n_pairs=32, val_pairs=8, batch_size=32, time_limit=900.0)
         return start(cls, task, replace(network, **sizes), few, **kwargs)
 
     monkeypatch.setattr(TrainingRun, "start", classmethod(smaller))

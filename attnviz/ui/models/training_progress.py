@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,7 +33,7 @@ from attnviz.ui.classroom import watch
 from attnviz.ui.frame.charts import chart
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import counted, plain
-from attnviz.ui.frame.state import slot
+from attnviz.ui.frame.state import Slot, SlotFamily, slot, slot_family
 
 if TYPE_CHECKING:
     from attnviz.learn.runs import RunSnapshot, TrainingRun
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 Reports = Callable[["RunSnapshot"], None]  # draws a run's reports so far
 
 ENDED = ("done", "stopped", "failed")  # the states a run ends in
-PROBE_EPOCH = slot("learn_probe_epoch", 0)  # the epoch whose probe attention is shown
-PROBE_LAST = slot("learn_probe_last", 0)  # the last epoch the probe slider offered
 LIVE = ("waiting", "training")  # the states a page follows
 CHECK_SECONDS = 10.0  # how often a watching page looks at its run itself (`_live_progress`)
 SHARED_FIGURES = 64  # figures `shared_figure` keeps: a few runs' curves and probes
@@ -266,6 +265,54 @@ def _shipped_meanwhile(open_shipped: Callable[[], None]) -> None:
         st.rerun()  # the whole page (the button may be in the progress fragment)
 
 
+@dataclass(frozen=True)
+class EpochSlider:
+    """A slider over a run's epochs so far that follows the newest epoch until the learner
+    picks another (then stays there; picking the newest follows again).
+
+    Each newest epoch gets a slider of its own (`shown`), and a move counts as a pick only on
+    the slider of the epoch that is still the newest: a page followed by its server (see the
+    module doc) is also run again by its browser, whose message may still carry the slider it
+    drew an epoch ago, and that old value must not stop the following."""
+
+    label: str
+    picked: Slot[int]  # the epoch the learner picked; -1: follow the newest
+    newest: Slot[int]  # the newest epoch the last drawn slider offered
+    shown: SlotFamily[int]  # the slider drawn while epoch <name> is the newest
+
+    def draw(self, epochs: Sequence[int]) -> int:
+        """The epoch to show among `epochs` (ascending), with the slider when there are two or
+        more."""
+        newest = epochs[-1]
+        chosen = self.picked.get() if self.picked.get() in epochs else newest
+        self.newest.set(newest)
+        if len(epochs) < 2:
+            return chosen
+        shown = self.shown.of(newest)
+        return st.select_slider(
+            self.label, list(epochs), value=chosen, key=shown.key, on_change=self._moved,
+            args=(shown, newest),
+        )  # fmt: skip
+
+    def _moved(self, shown: Slot[int], newest: int) -> None:
+        if newest != self.newest.get():  # the slider of an older newest epoch: not a pick
+            return
+        value = shown.get()
+        self.picked.set(-1 if value == newest else value)
+
+
+def epoch_slider(prefix: str, label: str) -> EpochSlider:
+    """Declare the session slots of an `EpochSlider` ("<prefix>_epoch", "<prefix>_newest",
+    "<prefix>_after_<epoch>")."""
+    return EpochSlider(
+        label, slot(f"{prefix}_epoch", -1), slot(f"{prefix}_newest", -1),
+        slot_family(f"{prefix}_after", -1),
+    )  # fmt: skip
+
+
+PROBE_EPOCHS = epoch_slider("learn_probe", "Probe attention after epoch (0 = untrained)")
+
+
 def _history_row(report) -> tuple[float, ...]:
     nan = math.nan
     loss = nan if report.loss is None else report.loss
@@ -283,15 +330,7 @@ def _history_row(report) -> tuple[float, ...]:
 def _probe_history(snapshot: RunSnapshot) -> None:
     """The probe's attention after the chosen epoch: alignment forming out of uniform noise."""
     reports = {r.epoch: r for r in snapshot.reports}
-    epochs = list(reports)
-    if PROBE_EPOCH.get() not in epochs or PROBE_EPOCH.get() == PROBE_LAST.get():
-        PROBE_EPOCH.set(epochs[-1])  # follow the newest epoch until the user picks another
-    PROBE_LAST.set(epochs[-1])
-    chosen = epochs[-1]
-    if len(epochs) > 1:
-        chosen = st.select_slider(
-            "Probe attention after epoch (0 = untrained)", epochs, **PROBE_EPOCH.widget()
-        )
+    chosen = PROBE_EPOCHS.draw(list(reports))
     probe = reports[chosen].probe
     title = f"Epoch {chosen}: {probe.source} → {probe.output}"
     key = ("translation-probe", title, tuple(probe.source_tokens), tuple(probe.target_tokens),

@@ -40,6 +40,7 @@ from attnviz.ui.language_model.views import (
 )
 from attnviz.ui.models.training_progress import (
     array_key,
+    epoch_slider,
     epochs_in_words,
     forget_ended,
     named_run,
@@ -67,7 +68,7 @@ TASK_TEXTS = tuple(TEXTS.of(task) for task in LM_TASKS)
 SEED = slot("lm_seed", 0, url=True)  # the training run's seed
 RUNS = slot("lm_runs", None, kind=dict, kept=True)  # (task, seed) -> this session's run
 RUN_FIELD = "lm_run"  # the URL field naming the run this page trains (a reload finds it again)
-PROBE_EPOCH = slot("lm_probe_epoch", -1)  # the epoch whose probe heads are drawn (-1: last)
+PROBE_EPOCHS = epoch_slider("lm_probe", "Probe heads after epoch (0 = untrained)")
 POSITION_NAMES = {"rope": "RoPE", "alibi": "ALiBi", "none": "no position scheme"}
 GENERATE_FROM = 8  # the default generation prompt leaves this many of the example's tokens
 
@@ -272,13 +273,7 @@ def _draw_reports(snapshot: RunSnapshot) -> None:
 def _probe_heads(snapshot: RunSnapshot) -> None:
     """The fixed probe's attention in every head after the chosen epoch."""
     reports = {r.epoch: r for r in snapshot.reports}
-    epochs = list(reports)
-    if PROBE_EPOCH.get() not in epochs:
-        PROBE_EPOCH.set(epochs[-1])
-    chosen = epochs[-1]
-    if len(epochs) > 1:
-        chosen = st.select_slider("Probe heads after epoch (0 = untrained)", epochs,
-                                  **PROBE_EPOCH.widget())  # fmt: skip
+    chosen = PROBE_EPOCHS.draw(list(reports))
     probe = reports[chosen].probe
     labels = char_labels(probe.tokens)
     st.caption(f"Every head on the probe {plain(probe.text)} after epoch {chosen}.")

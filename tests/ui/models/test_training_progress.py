@@ -180,3 +180,49 @@ def test_a_run_no_longer_kept_is_gone_for_the_watch():
     training_progress._STORES[id(store)] = store  # noqa: SLF001 - as a page that followed it
     assert training_progress.run_version(f"run:{id(store)}:404") == watch.GONE
     assert training_progress.run_version("run:1:1") == watch.GONE  # no such store here
+
+
+def _epochs_page() -> None:
+    import streamlit as st
+
+    from attnviz.ui.models.training_progress import PROBE_EPOCHS
+
+    epochs = list(range(st.session_state.get("published", 1)))  # the run's epochs so far
+    st.write(f"shown: {PROBE_EPOCHS.draw(epochs)}")
+
+
+def _shown(at: AppTest) -> int:
+    (text,) = [m.value for m in at.markdown if m.value.startswith("shown: ")]
+    return int(text.removeprefix("shown: "))
+
+
+def test_the_probe_slider_follows_the_newest_epoch_until_the_learner_picks_another():
+    at = AppTest.from_function(_epochs_page, default_timeout=30).run()
+    assert _shown(at) == 0 and not at.select_slider  # one epoch: no slider
+    for published in (2, 3):
+        at.session_state["published"] = published
+        at.run()
+        assert _shown(at) == published - 1 and at.select_slider[0].value == published - 1
+    # a server-run epoch the browser has not drawn yet; then the browser's own rerun, which
+    # still carries the slider it drew (at epoch 2): not a pick, the page follows epoch 3
+    drawn = at._tree  # noqa: SLF001 - the browser's elements as they were
+    at.session_state["published"] = 4
+    at.run()
+    assert _shown(at) == 3
+    at._tree = drawn  # noqa: SLF001
+    drawn.select_slider[0].set_value(2)  # what the browser's slider shows, and sends
+    at.run()
+    ui.assert_ok(at)
+    assert _shown(at) == 3 and at.select_slider[0].value == 3
+    at.session_state["published"] = 5
+    at.run()
+    assert _shown(at) == 4  # still following
+    at.select_slider[0].set_value(1).run()  # the learner's pick
+    assert _shown(at) == 1
+    at.session_state["published"] = 6
+    at.run()
+    assert _shown(at) == 1 and at.select_slider[0].value == 1  # kept as the epochs go on
+    at.select_slider[0].set_value(5).run()  # the newest: follow again
+    at.session_state["published"] = 7
+    at.run()
+    assert _shown(at) == 6
