@@ -4,8 +4,8 @@ on the first); the figure is the time from the first press until every student's
 model is trained.
 
 As in the load and class load sections, every student is a Streamlit session spoken to over its
-websocket as its page speaks (`class_load_bench.Page`: it keeps the page's timers, so the
-progress fragment polls every second as in a browser), with no browser; each first asks nginx
+websocket as its page speaks (`class_load_bench.Page`: it keeps the page's timers, and takes
+the runs its server starts, as a browser does), with no browser; each first asks nginx
 for its cookie and sticks to the replica nginx gave it. A student opens `/learn` with the
 configuration in its URL (the page's own fields: Train, reverse, 500 pairs, 1 epoch, its seed),
 its first run ends, then it presses the page's Train button at its moment of the 10 s. Its model
@@ -18,9 +18,11 @@ Figures, in order:
   the press to its page's "Trained"; the median of 4 rounds (`--quick`: 2). The target's unit.
 - Watching a shared run: in each round, after the run alone, 10 students (`--quick`: 5) press
   one new configuration of `WATCH_EPOCHS` epochs at once, then all but one close their pages
-  (they stay in the run); the median time of that page's progress polls (the fragment's run,
-  request to script_finished) while the run trains, beside a lone student's polls of its own
-  run of as many epochs: one page polling in both, so only the sharing differs. Both pages are
+  (they stay in the run); the median time of that page's progress runs while the run trains
+  (those its server starts as the run publishes an epoch, from their first message to their
+  end, and its own timer's looks, from request to end), beside a lone student's of its own
+  run of as many epochs: one page watching in both, so only the sharing differs; the note
+  says how many runs a page got a second. Both pages are
   on the first replica (its own address, not nginx's) and the two runs go first in turn, so
   each side's run trains on that replica (beside its page) in half the rounds.
 - Everyone presses Train: the time until every student has a finished model, beside the same
@@ -86,25 +88,37 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class Learner(Page):
-    """A Learn page: also keeps its progress bar's words and the time of each progress poll."""
+    """A Learn page: also keeps its progress bar's words and the duration of each run of its
+    progress while the run trains: the runs its server starts as the run publishes an epoch
+    (`ui.models.training_progress`: a page follows its run), and its own timer's looks."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.polls_s: list[float] = []  # durations of the polls that showed the run training
+        self.progress_s: list[float] = []  # durations of the progress runs that showed it training
+        self._pushed: tuple[float, list[str]] | None = None  # a server-started run: its start
+        # and texts
 
     def _see(self, arrived: float, msg: Any, kind: str) -> None:
         super()._see(arrived, msg, kind)
-        if kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
+        if kind == "new_session" and self._run is None:  # a run the server started
+            self._pushed = (arrived, [])
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "progress":
                 self.shown.append((arrived, element.progress.text))
                 if self._run is not None:
                     self._run.texts.append(element.progress.text)
+                elif self._pushed is not None:
+                    self._pushed[1].append(element.progress.text)
+        elif kind == "script_finished" and self._run is None and self._pushed is not None:
+            (start, texts), self._pushed = self._pushed, None
+            if _training(texts):
+                self.progress_s.append(arrived - start)
 
     async def request(self, changes: list[Any], fragment: str = "", auto: bool = False) -> Any:
         run = await super().request(changes, fragment, auto)
-        if auto and any(t.startswith("Training: epoch") for t in run.texts):
-            self.polls_s.append(run.ended - run.sent)
+        if auto and _training(run.texts):
+            self.progress_s.append(run.ended - run.sent)
         return run
 
     async def press_train(self) -> float:
@@ -124,6 +138,10 @@ class Learner(Page):
         return next((text for _, text in self.shown if text.startswith(FAILED)), "")
 
 
+def _training(texts: list[str]) -> bool:
+    return any(t.startswith("Training: epoch") for t in texts)
+
+
 @dataclass
 class Presses:
     """What one set of presses measured."""
@@ -132,7 +150,8 @@ class Presses:
     seconds: float | None = None  # first press -> every model trained (None: not all)
     done: int = 0  # students whose model was trained
     errors: list[str] = field(default_factory=list)
-    polls_s: list[float] = field(default_factory=list)  # their polls while training
+    progress_s: list[float] = field(default_factory=list)  # their progress runs while training
+    training_s: float = 0.0  # the time their runs trained, summed over the pages
     times: list[float] = field(default_factory=list)  # each round's seconds (`_measure_now`)
     last_press: float = 0.0  # seconds from the first press to the last
 
@@ -204,7 +223,8 @@ async def presses(
     tally.last_press = max(sent) - first
     tally.errors = [p.failure() for p in pages if p.failure()]
     tally.errors += [problem for p in pages for problem in p.problems][:20]
-    tally.polls_s = [s for p in pages for s in p.polls_s]
+    tally.progress_s = [s for p in pages for s in p.progress_s]
+    tally.training_s = sum(d - s for d, s in zip(done, sent, strict=True) if d is not None)
     await asyncio.gather(*(p.close() for p in pages), return_exceptions=True)
     return tally
 
@@ -266,7 +286,7 @@ async def _measure_now(
         own, joined = await _alone_and_shared(first, turn, watchers, limit_s)
         for total, part in ((alone, own), (shared, joined)):
             total.times += [part.seconds] if part.seconds is not None else []
-            total.polls_s += part.polls_s
+            total.progress_s += part.progress_s
             total.errors += part.errors
     alone.seconds = _median(alone.times)
     progress(f"{students} students press Train within {PRESS_WITHIN_S:.0f} s")
@@ -291,7 +311,7 @@ async def _alone_and_shared(
     else:
         mine = await own()
         shared = await joined()
-    alone.polls_s, alone.errors = mine.polls_s, alone.errors + mine.errors
+    alone.progress_s, alone.errors = mine.progress_s, alone.errors + mine.errors
     return alone, shared
 
 
@@ -310,13 +330,14 @@ def figures(
                   None, "1 student, reverse, 500 pairs, 1 epoch; rounds: "
                   + ", ".join(f"{t:.1f} s" for t in alone.times))  # fmt: skip
     watch = Figure(
-        "progress poll while watching a shared run (median)",
-        _ms(_median(shared.polls_s)), "watching one's own run", _ms(_median(alone.polls_s)),
+        "progress run while watching a shared run (median)",
+        _ms(_median(shared.progress_s)), "watching one's own run", _ms(_median(alone.progress_s)),
         "ms", f"≤ {TARGET_WATCH:g}× one's own",
-        _within(_median(shared.polls_s), _median(alone.polls_s)),
-        f"{len(shared.polls_s)} polls of a page watching with {watchers - 1} others (their "
-        f"pages closed: one page polls, as the lone student's); {len(alone.polls_s)} polls of "
-        f"the lone student ({WATCH_EPOCHS} epochs each)",
+        _within(_median(shared.progress_s), _median(alone.progress_s)),
+        f"{_runs(shared)} of a page watching with {watchers - 1} others (their pages closed: "
+        f"one page watches, as the lone student's); {_runs(alone)} of the lone student's "
+        f"({WATCH_EPOCHS} epochs each; the server runs a page's progress when its run publishes "
+        "an epoch, the page itself looks every 10 s)",
     )  # fmt: skip
     wrong = Figure("errors (failed runs, tracebacks, error boxes)", float(len(errors)), "", None,
                    "", "0", not errors, "; ".join(errors[:3]), compare=False)  # fmt: skip
@@ -342,6 +363,13 @@ def _everyone(
     baseline = before.seconds if before else None
     return Figure(f"{students} students press Train → all trained", everyone.seconds,
                   f"before #43 ({BEFORE})", baseline, "s", target, met, note)  # fmt: skip
+
+
+def _runs(pages: Presses) -> str:
+    """ "41 progress runs in 12.3 s of training (3.3 a second)"."""
+    rate = len(pages.progress_s) / pages.training_s if pages.training_s else 0.0
+    return (f"{len(pages.progress_s)} progress runs in {pages.training_s:.1f} s of training "
+            f"({rate:.1f} a second)")  # fmt: skip
 
 
 def _ms(seconds: float | None) -> float | None:
