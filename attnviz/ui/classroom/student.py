@@ -19,7 +19,7 @@ from attnviz.ui.classroom import question, watch
 from attnviz.ui.classroom.session import CODE_FIELD, JOINED, MEMBER_FIELD, joined, room
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import error, plain
-from attnviz.ui.frame.state import slot_family
+from attnviz.ui.frame.state import slot, slot_family
 
 PAGE = "class"  # the page's URL path
 CHECK_SECONDS = 30.0  # how often a page in a class checks its class itself (`_check`)
@@ -27,6 +27,8 @@ INTRO = "Join your teacher's class: follow the lesson on the projector and answe
 ANSWER = slot_family("class_answer", None)  # class_answer_<question>: the answer widget
 SENT = slot_family("class_sent", None, kept=True)  # class_sent_<code>_<question>: what sending
 # said, ("ok" | "error", message)
+SHOWN = slot("class_shown", -1)  # the version of the class the page drew last (-1: none; the
+# store did not answer)
 MINE = slot_family("class_mine", None, kept=True)  # class_mine_<code>_<question>: my answer
 
 
@@ -37,8 +39,12 @@ def draw_class_page(pages: dict[str, st.Page] | None = None) -> None:
     if me is None:
         watch.forget()
         _join_form()
-    else:
-        _follow(me, pages)
+        return
+    _follow(me, pages)
+    _check(me.code)
+    if me.nickname:
+        st.text(f"You are in as {me.nickname}.")  # their own text: plain, never markup
+    _leave_button()
 
 
 def _join_form() -> None:
@@ -66,30 +72,29 @@ def _join_form() -> None:
 @st.fragment
 def _follow(me: Joined, pages: dict[str, st.Page] | None) -> None:
     """The class as it is now, followed (`watch`): when the class changes, the server runs
-    this fragment again, not the whole page (the shell around it has not changed)."""
+    this fragment again, not the whole page. It draws only what a move changes (the page's
+    own run draws the rest once: the check, the nickname, Leave): each element is a message
+    to every phone of the room at each move."""
     try:
         state = room().state(me.code)
     except StoreDownError as err:
         st.warning(plain(err), icon=":material/sync_problem:")
         watch.follow(me.code, -1, fragment=watch.fragment_id())  # run again once it answers
-        _check(me.code, -1)
+        SHOWN.set(-1)
         return
     except ClassError as err:
         watch.forget()
+        SHOWN.set(watch.GONE)
         error(plain(err))
-        _leave_button()
         return
+    SHOWN.set(state.version)
     if state.ended:
         watch.forget()
         st.info(f"Class {state.code} has ended. Thank you for taking part!")
-        _leave_button()
         return
     watch.follow(state.code, state.version, fragment=watch.fragment_id())
-    _check(state.code, state.version)
     lesson = LESSONS[state.lesson - 1]
     st.subheader(f"Class {state.code} · lesson {lesson.number}: {lesson.title}")
-    if me.nickname:
-        st.text(f"You are in as {me.nickname}.")  # their own text: plain, never markup
     at = f" The teacher is at exercise {state.exercise}." if state.exercise else ""
     st.caption(f"Follow the projector.{at}")
     if pages is not None:
@@ -99,20 +104,18 @@ def _follow(me: Joined, pages: dict[str, st.Page] | None) -> None:
         st.info("Waiting for the teacher's question…", icon=":material/hourglass_top:")
     else:
         _question(me, state)
-    _leave_button()
 
 
 @st.fragment(run_every=CHECK_SECONDS)
-def _check(code: str, version: int) -> None:
-    """Every `CHECK_SECONDS`, one small read: has the class changed since the page was drawn
-    (`version`)? Then the page runs again. The server's watch (`watch`) runs the page again as
+def _check(code: str) -> None:
+    """Every `CHECK_SECONDS`, one small read: has the class changed since the page last drew it
+    (`SHOWN`)? Then the page runs again. The server's watch (`watch`) runs the page again as
     soon as its class changes; this slow check is the page's own safety net, and, being a timer,
     what makes the browser run the page again when its websocket reconnects to another server
     (Streamlit's page reruns on a reconnection only if it has timers): a student whose server
     died would otherwise not be followed by the new one until they touched the page.
 
-    Drawn as part of the class's own run, it reads nothing: that run has just read the class
-    (a second read per phone each time the class moved on)."""
+    Drawn by the page's own run, it reads nothing: that run has just read the class."""
     if not _timer_run():
         return
     try:
@@ -121,7 +124,7 @@ def _check(code: str, version: int) -> None:
         return  # asked again in `CHECK_SECONDS`
     except ClassError:
         now = watch.GONE  # the page's next run says so
-    if now != version:
+    if now != SHOWN.get():
         st.rerun()
 
 

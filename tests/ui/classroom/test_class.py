@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnviz.classroom import Classroom, MemoryStore
 from attnviz.classroom.room import NOT_TEACHER
+from attnviz.lessons import LESSONS
 from attnviz.ui.classroom import session
 
 TIMEOUT = 30  # seconds an AppTest run may take (the first imports the pages' modules)
@@ -352,3 +353,28 @@ def test_a_students_run_reads_its_class_once(room, monkeypatch):
     student.run()
     assert "The teacher is at exercise 3a." in _texts(student)
     assert reads == [started.code]
+
+
+def _followed(me) -> None:
+    from attnviz.ui.classroom.student import _follow
+
+    _follow(me, None)  # what the server's watch runs again when the class moves on
+
+
+def test_a_move_runs_only_what_it_changes_on_every_phone(room):
+    # each element of the followed fragment is a message to every phone of the room at each
+    # move: the check, the nickname and Leave are the page's, drawn once
+    started = room.start(3)
+    student = _student(started.code, "Ada")
+    assert "You are in as Ada." in _texts(student) and [b.label for b in student.button] == [
+        "Leave the class"]  # fmt: skip
+    room.move(started.code, started.secret, 3, "3a")
+    me = student.session_state[session.JOINED.key]
+    moved = AppTest.from_function(_followed, args=(me,), default_timeout=TIMEOUT).run()
+    assert_ok(moved)
+    assert [s.value for s in moved.subheader] == [f"Class {started.code} · lesson 3: "
+                                                  f"{LESSONS[2].title}"]  # fmt: skip
+    assert [c.value for c in moved.caption] == ["Follow the projector. The teacher is at "
+                                                "exercise 3a."]  # fmt: skip
+    assert [i.value for i in moved.info] == ["Waiting for the teacher's question…"]
+    assert not moved.button and not moved.text  # no Leave, no nickname
