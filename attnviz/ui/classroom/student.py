@@ -29,6 +29,8 @@ SENT = slot_family("class_sent", None, kept=True)  # class_sent_<code>_<question
 # said, ("ok" | "error", message)
 SHOWN = slot("class_shown", -1)  # the version of the class the page drew last (-1: none; the
 # store did not answer)
+BEHIND = slot("class_behind", None, kind=int)  # the version the page showed when a check found
+# the class moved on (None: it was not)
 MINE = slot_family("class_mine", None, kept=True)  # class_mine_<code>_<question>: my answer
 
 
@@ -108,14 +110,19 @@ def _follow(me: Joined, pages: dict[str, st.Page] | None) -> None:
 
 @st.fragment(run_every=CHECK_SECONDS)
 def _check(code: str) -> None:
-    """Every `CHECK_SECONDS`, one small read: has the class changed since the page last drew it
-    (`SHOWN`)? Then the page runs again. The server's watch (`watch`) runs the page again as
-    soon as its class changes; this slow check is the page's own safety net, and, being a timer,
-    what makes the browser run the page again when its websocket reconnects to another server
-    (Streamlit's page reruns on a reconnection only if it has timers): a student whose server
-    died would otherwise not be followed by the new one until they touched the page.
+    """Every `CHECK_SECONDS`, one small read: has the class moved on from what the page last
+    drew (`SHOWN`), also at the check before? Then the page runs again. The server's watch
+    (`watch`) runs the page again as soon as its class changes; this slow check is the page's
+    own safety net, and, being a timer, what makes the browser run the page again when its
+    websocket reconnects to another server (Streamlit's page reruns on a reconnection only if
+    it has timers): a student whose server died would otherwise not be followed by the new one
+    until they touched the page.
 
-    Drawn by the page's own run, it reads nothing: that run has just read the class."""
+    A check that finds the class moved on for the first time only notes it (`BEHIND`): its
+    timer runs apart from the moves, and the watch's run may be on its way (with a room of
+    200, the last phone's comes seconds after the move); a whole page's run then would cost a
+    page's run for a tenth of the room at each move. Drawn by the page's own run, it reads
+    nothing: that run has just read the class."""
     if not _timer_run():
         return
     try:
@@ -124,7 +131,11 @@ def _check(code: str) -> None:
         return  # asked again in `CHECK_SECONDS`
     except ClassError:
         now = watch.GONE  # the page's next run says so
-    if now != SHOWN.get():
+    if now == SHOWN.get():
+        BEHIND.clear()
+    elif BEHIND.get() != SHOWN.get():  # first seen: the watch's run may be on its way
+        BEHIND.set(SHOWN.get())
+    else:  # behind since the last check: the watch missed it
         st.rerun()
 
 

@@ -378,3 +378,38 @@ def test_a_move_runs_only_what_it_changes_on_every_phone(room):
                                                 "exercise 3a."]  # fmt: skip
     assert [i.value for i in moved.info] == ["Waiting for the teacher's question…"]
     assert not moved.button and not moved.text  # no Leave, no nickname
+
+
+def _checked(code: str) -> None:
+    from attnviz.ui.classroom.student import _check
+
+    _check(code)  # as its 30 s timer runs it, apart from the class's fragment
+
+
+def test_the_pages_own_check_runs_it_again_only_when_the_watch_missed_a_move(room, monkeypatch):
+    # the check's timer runs apart from the moves: a check right after a move, before the
+    # watch's run reached this phone, waits for the next check (a whole page's run otherwise)
+    import streamlit
+
+    from attnviz.ui.classroom import student
+
+    started = room.start(3)
+    reruns = []
+    monkeypatch.setattr(student, "_timer_run", lambda: True)
+    monkeypatch.setattr(streamlit, "rerun", lambda *a, **k: reruns.append(1))
+    at = AppTest.from_function(_checked, args=(started.code,), default_timeout=TIMEOUT)
+    at.session_state[student.SHOWN.key] = room.state(started.code).version
+    at.run()
+    assert_ok(at)
+    assert reruns == []  # the page shows the class as it is
+    room.move(started.code, started.secret, 3, "3a")
+    at.run()
+    assert reruns == []  # moved on: first seen, the watch's run may be on its way
+    at.session_state[student.SHOWN.key] = room.state(started.code).version  # it came
+    at.run()
+    at.run()
+    assert reruns == []
+    room.move(started.code, started.secret, 3, "3b")
+    at.run()
+    at.run()  # behind at two checks: the watch missed it
+    assert reruns == [1]
