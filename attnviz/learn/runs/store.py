@@ -40,8 +40,8 @@ ENDED_KEEP = 600.0  # seconds a stopped or failed run stays readable for its wat
 DEAD_AFTER = 30.0  # seconds a taken run's queue entry may idle before another replica takes it
 HEARTBEAT = 5.0  # seconds between a training replica's claims of its entry (idle back to 0)
 WATCHING_FRESH = 70.0  # seconds since its last look that a watcher still counts as watching:
-# a page looks every second, a browser's hidden tab may look only once a minute; a closed
-# tab stops counting after this (it stays a member of the run until it ends)
+# a page looks at each epoch and at least every 10 s, a browser's hidden tab may look only once
+# a minute; a closed tab stops counting after this (it stays a member of the run until it ends)
 TRAINING_SLOTS = 1  # trainings running at once in one process (set_random_seed is global)
 
 

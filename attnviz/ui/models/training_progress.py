@@ -198,9 +198,9 @@ def translation_reports(snapshot: RunSnapshot) -> None:
 
 def shared_figure(key: Hashable, build: Callable[[], Any]) -> Any:
     """The figure `build()` draws, built once per `key` in this process and `frozen`, for every
-    session: the watchers of a run poll it every second and most polls find no new epoch.
-    `key` must hold everything the figure shows (its numbers, not a session's objects); the
-    last `SHARED_FIGURES` are kept. Do not change the figure returned."""
+    session: every page watching a run draws the same epochs. `key` must hold everything the
+    figure shows (its numbers, not a session's objects); the last `SHARED_FIGURES` are kept. Do
+    not change the figure returned."""
     return _FIGURES.get(key, lambda: frozen(build()))
 
 
