@@ -39,6 +39,8 @@ class _Twin:
 
 
 _KEPT: OrderedDict[Hashable, _Twin] = OrderedDict()  # key -> twin not in use, oldest use first
+_RUNNING: OrderedDict[Hashable, Any] = OrderedDict()  # key -> the twin to run models on
+_RUNNING_LOCKS: dict[Hashable, threading.Lock] = {}  # key -> held while its twin runs
 _LOCK = threading.Lock()
 
 
@@ -89,7 +91,16 @@ def _keep(key: Hashable, twin: _Twin) -> None:
 
 def _given(twin: _Twin, model: Any) -> None:
     """Give `twin` every variable of `model` and its optimizer's first state."""
-    trainer, source = twin.model.trainer, model.trainer.variables
+    trainer = twin.model.trainer
+    _copy_variables(twin.model, model)
+    for variable, value in zip(trainer.optimizer.variables, twin.first_state, strict=True):
+        variable.assign(value)
+    trainer.stop_training = False
+
+
+def _copy_variables(twin: Any, model: Any) -> None:
+    """Give `twin`'s trainer every variable of `model`'s (weights, random generators' states)."""
+    trainer, source = twin.trainer, model.trainer.variables
     if len(trainer.variables) != len(source):
         raise ValueError(
             f"The twin of {type(model).__name__} has {len(trainer.variables)} variables and the "
@@ -102,12 +113,44 @@ def _given(twin: _Twin, model: Any) -> None:
                 f"{value.path} {tuple(value.shape)}: not one architecture (check the twin's key)."
             )
         target.assign(value)
-    for variable, value in zip(trainer.optimizer.variables, twin.first_state, strict=True):
-        variable.assign(value)
-    trainer.stop_training = False
+
+
+@contextmanager
+def running_twin(model: Any, key: Hashable, make: Callable[[], Any]) -> Iterator[Any]:
+    """A model of `model`'s architecture holding `model`'s variables, to run (translate) in its
+    place: its inference functions were traced by an earlier use in this process, where a new
+    model (each finished run's) would trace its own on its first use (about 1 s of a freshly
+    trained translator's first translation, for each new model, on every server).
+
+    Args:
+        model: the model to run (`.trainer`: its Keras model).
+        key: everything that makes two models twins: their class, task and sizes.
+        make: builds a new model of that architecture (the twin, the first time).
+
+    Yields:
+        The twin of `key`, holding `model`'s variables; it runs as `model` would, bit for bit.
+        One twin per key, used by one thread at a time (the others wait: a run is short, and
+        a second twin would trace again); at most `TWINS` kept, the least recently used dropped.
+    """
+    with _LOCK:
+        lock = _RUNNING_LOCKS.setdefault(key, threading.Lock())
+    with lock:
+        with _LOCK:
+            twin = _RUNNING.pop(key, None)
+        if twin is None:
+            twin = make()
+        with _LOCK:
+            _RUNNING[key] = twin
+            while len(_RUNNING) > TWINS:
+                dropped, _ = _RUNNING.popitem(last=False)
+                _RUNNING_LOCKS.pop(dropped, None)
+        _copy_variables(twin, model)
+        yield twin
 
 
 def forget_twins() -> None:
     """Drop every kept twin (the next run of each architecture traces again)."""
     with _LOCK:
         _KEPT.clear()
+        _RUNNING.clear()
+        _RUNNING_LOCKS.clear()

@@ -145,3 +145,27 @@ def test_a_twin_of_another_architecture_is_refused():
         twins.twin_of(Small(5), "k", Small, _compiled),
     ):
         pass
+
+
+def test_a_new_translator_translates_on_a_traced_twin_as_on_its_own_functions():
+    # each finished run's model is new: its first translation ran its own functions, traced
+    # again for it; now a twin of its architecture holds its weights, bit for bit the same
+    from attnviz.learn.translation.model import Seq2SeqAttention
+
+    network = NetworkConfig(units=16)
+    texts = ["abc", "hello", "zyxwv"]
+    twins.forget_twins()
+    models = [Seq2SeqAttention("reverse", network, seed=seed) for seed in (1, 2)]
+    on_twins = [[t.weights for t in m.translate_batch(texts)] for m in models]
+    assert all(m._decode_all.experimental_get_tracing_count() == 0 for m in models)  # noqa: SLF001
+    ((key, twin),) = twins._RUNNING.items()  # noqa: SLF001 - one twin for both
+    assert key == (Seq2SeqAttention, "reverse", network)
+    assert twin._decode_all.experimental_get_tracing_count() == 1  # noqa: SLF001 - traced once
+    for model, shown in zip(models, on_twins, strict=True):
+        sources = model.vocab.encode_sources(texts)
+        own = model._greedy(sources)  # noqa: SLF001 - the model's own functions
+        for row, weights in enumerate(shown):
+            np.testing.assert_array_equal(
+                weights, own.weights[row, : len(weights), : len(texts[row])]
+            )
+    assert not np.array_equal(on_twins[0][1], on_twins[1][1])  # two models, two answers

@@ -29,6 +29,7 @@ from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.translation.network import Networks, build_networks
 from attnviz.learn.translation.tasks import Task, get_task
 from attnviz.learn.translation.vocab import END, PAD, START, Vocabulary
+from attnviz.learn.twins import running_twin
 
 DECODE_CHUNK = 512  # most texts one network run decodes
 
@@ -230,7 +231,19 @@ class Seq2SeqAttention(CharTranslator):
         return _Decoded(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
 
     def _decode_chunk(self, sources: np.ndarray) -> _Decoded:
-        """Greedy decoding of `(N, S)` source ids, one network run per step."""
+        """Greedy decoding of `(N, S)` source ids, one network run per step: by this model
+        once its functions are traced (a shipped model's, by the server's warm-up), else by a
+        twin holding its weights (`learn.twins.running_twin`), whose functions an earlier
+        model of this architecture traced: a new model (each finished run's) traces nothing."""
+        if self._decode_all.experimental_get_tracing_count():
+            return self._greedy(sources)
+        key = (type(self), self.task.name, self.config)
+        make = lambda: type(self)(self.task.name, self.config, seed=None)  # noqa: E731
+        with running_twin(self, key, make) as twin:
+            return twin._greedy(sources)  # noqa: SLF001 - its twin: the same class
+
+    def _greedy(self, sources: np.ndarray) -> _Decoded:
+        """`_decode_chunk` on this model's own functions."""
         n, steps = len(sources), self.vocab.target_steps
         dec_in = np.zeros((n, steps), dtype=np.int32)  # (N, T)
         dec_in[:, 0] = START

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import parse_qs, urlencode
 
 import pytest
@@ -156,8 +157,14 @@ def test_replicas_share_one_queue_and_finish_the_run_of_one_that_died(
         lambda: queue.trainers_waiting() == 2,
         timeout=OPEN_S,
     )
-    asyncio.run(_two_runs_pressed_on_one_replica(r1, queue))
-    asyncio.run(_a_replica_dies_while_it_trains(shared, r1, queue))
+    _in_a_loop_of_its_own(_two_runs_pressed_on_one_replica(r1, queue))
+    _in_a_loop_of_its_own(_a_replica_dies_while_it_trains(shared, r1, queue))
+
+
+def _in_a_loop_of_its_own(coroutine) -> None:
+    """Run `coroutine` in a thread's own event loop (a browser test's may be running here)."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
 
 
 async def _two_runs_pressed_on_one_replica(r1: str, queue: Queue) -> None:

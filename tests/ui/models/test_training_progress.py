@@ -134,7 +134,6 @@ def _reported(run, n: int) -> bool:
 def test_a_watching_page_follows_its_run_and_is_run_again_when_an_epoch_is_published():
     # no polling: the page follows its run; the server's watch (one small read per run) runs
     # it again once the run publishes an epoch, and not before; an ended run is not followed
-    import asyncio
 
     from attnviz.ui.classroom import watch
 
@@ -153,10 +152,10 @@ def test_a_watching_page_follows_its_run_and_is_run_again_when_an_epoch_is_publi
         assert len(followed) == 1
         ((session, (name, version)),) = followed.items()
         assert training_progress.run_version(name) == version  # nothing new yet
-        assert asyncio.run(watch.step(training_progress.run_version, rerun)) == 0
+        assert _in_a_loop_of_its_own(watch.step(training_progress.run_version, rerun)) == 0
         fake.step.set()  # epoch 2 published
         assert _reported(run, 3)
-        assert asyncio.run(watch.step(training_progress.run_version, rerun)) == 1
+        assert _in_a_loop_of_its_own(watch.step(training_progress.run_version, rerun)) == 1
         assert asked == [session]
         at.run()  # the run the watch asked for: the new epoch shown, the new version followed
         assert watch.following()[session] == (name, training_progress.run_version(name))
@@ -180,6 +179,15 @@ def test_a_run_no_longer_kept_is_gone_for_the_watch():
     training_progress._STORES[id(store)] = store  # noqa: SLF001 - as a page that followed it
     assert training_progress.run_version(f"run:{id(store)}:404") == watch.GONE
     assert training_progress.run_version("run:1:1") == watch.GONE  # no such store here
+
+
+def _in_a_loop_of_its_own(coroutine):
+    """`coroutine`'s result, in a thread's own event loop (a browser test's may be running)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=60)
 
 
 def _epochs_page() -> None:
