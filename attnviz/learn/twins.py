@@ -135,12 +135,12 @@ def running_twin(model: Any, key: Hashable, make: Callable[[], Any]) -> Iterator
     with _LOCK:
         lock = _RUNNING_LOCKS.setdefault(key, threading.Lock())
     with lock:
-        with _LOCK:
-            twin = _RUNNING.pop(key, None)
+        twin = _RUNNING.get(key)  # only the holder of this key's lock changes its entry
         if twin is None:
             twin = make()
         with _LOCK:
             _RUNNING[key] = twin
+            _RUNNING.move_to_end(key)
             while len(_RUNNING) > TWINS:
                 dropped, _ = _RUNNING.popitem(last=False)
                 _RUNNING_LOCKS.pop(dropped, None)

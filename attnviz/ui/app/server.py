@@ -68,9 +68,9 @@ def _train_shared_runs() -> None:
 def _version(name: str) -> int:
     """The version now of what pages follow: a class by its code, or a training run
     (`training_progress.run_version`); one small read of its store."""
-    if name.startswith("run:"):
-        from attnviz.ui.models.training_progress import run_version
+    from attnviz.ui.models.training_progress import RUN_PREFIX, run_version
 
+    if name.startswith(RUN_PREFIX):
         return run_version(name)
     from attnviz.ui.classroom.session import room
 
