@@ -33,6 +33,7 @@ from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import plain
 from attnviz.ui.frame.presenter import presenting
 from attnviz.ui.frame.state import slot_family
+from attnviz.ui.frame.tabs import open_tab
 
 ANSWER = slot_family("ex_answer", None)  # the answer widgets: see `answer_slot`
 COMMITTED = slot_family("ex_committed", None)  # ex_committed_<id>: the answer checked
@@ -96,15 +97,11 @@ def _exercise_tabs(lesson: int, titles: tuple[str, ...], first: str) -> None:
     The `titles` and the tab open `first` are the page run's, and the fragment reruns with
     them: Streamlit takes tabs of other titles or another first tab for new ones. A title gains
     its ✓ on the page's next run, and the tab last open (`SHOWN`) is the first one then."""
-    exercises = exercises_of(lesson)
-    tabs = st.tabs(list(titles), default=first, key=OPEN_TAB.of(str(lesson)).key,
-                   on_change="rerun")  # fmt: skip
+    opened = open_tab(titles, OPEN_TAB.of(str(lesson)).key, default=first)  # (drawn below it)
+    exercise = exercises_of(lesson)[titles.index(opened)]
+    SHOWN.of(str(lesson)).set(exercise.id)
     with back_end():  # the checks run attnviz's maths (TensorFlow; some, trained models)
-        for tab, exercise in zip(tabs, exercises, strict=True):
-            if tab.open:
-                SHOWN.of(str(lesson)).set(exercise.id)
-                with tab:
-                    draw_exercise(exercise)
+        draw_exercise(exercise)
 
 
 @st.fragment

@@ -36,6 +36,7 @@ from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import counted, error, plain
 from attnviz.ui.frame.presenter import chart_columns, presenting, where_settings
 from attnviz.ui.frame.state import slot
+from attnviz.ui.frame.tabs import open_tab
 from attnviz.ui.frame.takeaway import view_download
 
 if TYPE_CHECKING:
@@ -106,12 +107,10 @@ def _draw(problem: Problem, attended: Attended) -> None:
     }
     if problem.query_encoding is None:  # typed Q, K and V were not made from anything
         del draws[MADE_FROM_TOKENS]
-    tabs = st.tabs(list(draws), key=VIEW.key, bind="query-params", on_change="rerun")
-    for tab, (name, draw) in zip(tabs, draws.items(), strict=True):
-        if tab.open:
-            about = functools.partial(_taken, problem, attended, view, name)
-            with tab, view_download(f"attnviz explorer: {name}", "explorer-take-away", about):
-                draw(view)
+    name = open_tab(list(draws), key=VIEW.key, bind="query-params")
+    about = functools.partial(_taken, problem, attended, view, name)
+    with view_download(f"attnviz explorer: {name}", "explorer-take-away", about):
+        draws[name](view)
 
 
 def _taken(problem: Problem, attended: Attended, view: SequenceView, name: str) -> dict:

@@ -29,6 +29,7 @@ from attnviz.ui.frame.messages import plain, readable, shown, unlike_training
 from attnviz.ui.frame.mode import Mode
 from attnviz.ui.frame.presenter import controls
 from attnviz.ui.frame.state import slot, slot_family
+from attnviz.ui.frame.tabs import open_tab
 from attnviz.ui.frame.takeaway import view_download
 from attnviz.ui.language_model.views import (
     ablation_view,
@@ -129,12 +130,10 @@ def draw() -> None:
         lambda: trace and _generation(model, task, text),
         lambda: learned_view(model),  # the model's training alone
     )
-    tabs = st.tabs(VIEWS, key=VIEW.key, bind="query-params", on_change="rerun")
-    for tab, name, draw_view in zip(tabs, VIEWS, draws, strict=True):
-        if tab.open:
-            about = functools.partial(_taken, model, source, text, name)
-            with tab, view_download(f"attnviz language model: {name}", "lm-take-away", about):
-                draw_view()
+    name = open_tab(VIEWS, key=VIEW.key, bind="query-params")
+    about = functools.partial(_taken, model, source, text, name)
+    with view_download(f"attnviz language model: {name}", "lm-take-away", about):
+        draws[VIEWS.index(name)]()
 
 
 def _taken(model, source: str, text: str | None, view: str) -> dict:

@@ -33,6 +33,7 @@ from attnviz.ui.frame.messages import plain, shown
 from attnviz.ui.frame.mode import Mode
 from attnviz.ui.frame.presenter import chart_columns, controls, where_settings
 from attnviz.ui.frame.state import slot
+from attnviz.ui.frame.tabs import open_tab
 from attnviz.ui.models.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.models.shipped import (
     TASK_TEXTS,
@@ -145,11 +146,7 @@ def draw() -> None:
         views, draws, tab = TRANSFORMER_VIEWS, (_translate_view, _model_view), TRANSFORMER_VIEW
     else:
         views, draws, tab = LEARN_VIEWS, (_translate_view, _compare_view, _explorer_view), VIEW
-    tabs = st.tabs(views, key=tab.key, bind="query-params", on_change="rerun")
-    for opened, draw_view in zip(tabs, draws, strict=True):
-        if opened.open:
-            with opened:
-                draw_view(model, task)
+    draws[views.index(open_tab(views, key=tab.key, bind="query-params"))](model, task)
 
 
 def _task_picker() -> str:
