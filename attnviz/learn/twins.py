@@ -148,6 +148,18 @@ def running_twin(model: Any, key: Hashable, make: Callable[[], Any]) -> Iterator
         yield twin
 
 
+@contextmanager
+def runner(model: Any, function: str, key: Hashable, make: Callable[[], Any]) -> Iterator[Any]:
+    """What runs `model`'s `tf.function` named `function`: `model` itself once that function
+    is traced (a shipped model's, by the server's warm-up), else its twin (`running_twin`,
+    the same `key` and `make`), so that a new model (each finished run's) traces nothing."""
+    if getattr(model, function).experimental_get_tracing_count():
+        yield model
+        return
+    with running_twin(model, key, make) as twin:
+        yield twin
+
+
 def forget_twins() -> None:
     """Drop every kept twin (the next run of each architecture traces again)."""
     with _LOCK:

@@ -147,25 +147,87 @@ def test_a_twin_of_another_architecture_is_refused():
         pass
 
 
-def test_a_new_translator_translates_on_a_traced_twin_as_on_its_own_functions():
-    # each finished run's model is new: its first translation ran its own functions, traced
-    # again for it; now a twin of its architecture holds its weights, bit for bit the same
+def _gru(seed: int):
     from attnviz.learn.translation.model import Seq2SeqAttention
 
-    network = NetworkConfig(units=16)
+    return Seq2SeqAttention("reverse", NetworkConfig(units=16), seed=seed)
+
+
+def _small_transformer(seed: int):
+    from attnviz.learn.translation.transformer_translator import TransformerTranslator
+
+    return TransformerTranslator("reverse", TransformerConfig(d_model=16, heads=2, d_ff=32), seed)
+
+
+def _small_lm(seed: int):
+    from attnviz.learn.language.model import LanguageModel
+
+    return LanguageModel("induction", LMConfig(layers=1, heads=2, d_model=8, d_ff=0), seed=seed)
+
+
+def _shipped_transformer(seed: int):
+    """The shipped reverse Transformer (a trace needs a translation the task can read), its
+    weights nudged by `seed` so that two seeds are two models."""
+    from attnviz.learn.pretrained import load_transformer
+
+    model = load_transformer("reverse")
+    model.set_weights([w * (1 + 0.01 * seed) for w in model.get_weights()])
+    return model
+
+
+def _translations(model) -> list:
+    """What a translator's page shows of three texts: each output and its weights."""
     texts = ["abc", "hello", "zyxwv"]
+    return [(t.output, t.weights) for t in model.translate_batch(texts)]
+
+
+def _transformer_trace(model) -> list:
+    """A Transformer's step-by-step trace of one text: every head's recomputed weights."""
+    trace = model.trace("hello")
+    return [(str(key), result.weights) for key, result in trace.results.items()]
+
+
+def _lm_views(model) -> list:
+    """What the language model's page shows of one text: weights, predictions, a generation."""
+    from attnviz.learn.language.generation import generate
+
+    forward = model.forward("abcab")
+    generated = generate(model, "qwerty", steps=4)
+    return [(forward.predicted, forward.weights), (generated.text, generated.probabilities)]
+
+
+NEW_MODELS = [  # a new model, what runs it, the `tf.function`s a run traces
+    (_gru, _translations, ("_decode_all", "_encode")),
+    (_small_transformer, _translations, ("_greedy",)),
+    (_shipped_transformer, _transformer_trace, ("_greedy", "_traced_run")),
+    (_small_lm, _lm_views, ("_run", "decode_step")),
+]
+
+
+@pytest.mark.parametrize(
+    ("new", "use", "functions"),
+    NEW_MODELS,
+    ids=["seq2seq", "transformer", "transformer trace", "language model"],
+)
+def test_a_new_model_runs_on_a_traced_twin_as_on_its_own_functions(new, use, functions):
+    # each finished run's model is new: its first use ran its own functions, traced again for
+    # it; now a twin of its architecture holds its weights, bit for bit the same
     twins.forget_twins()
-    models = [Seq2SeqAttention("reverse", network, seed=seed) for seed in (1, 2)]
-    on_twins = [[t.weights for t in m.translate_batch(texts)] for m in models]
-    assert all(m._decode_all.experimental_get_tracing_count() == 0 for m in models)  # noqa: SLF001
+    models = [new(seed) for seed in (1, 2)]
+    on_twins = [use(model) for model in models]
+    for model in models:  # the models traced nothing
+        assert not any(getattr(model, f).experimental_get_tracing_count() for f in functions)
     ((key, twin),) = twins._RUNNING.items()  # noqa: SLF001 - one twin for both
-    assert key == (Seq2SeqAttention, "reverse", network)
-    assert twin._decode_all.experimental_get_tracing_count() == 1  # noqa: SLF001 - traced once
+    assert key[0] is type(models[0]) and key[2] == models[0].config
+    traced = [getattr(twin, f).experimental_get_tracing_count() for f in functions]
+    assert traced == [1] * len(functions)  # once, for both models
     for model, shown in zip(models, on_twins, strict=True):
-        sources = model.vocab.encode_sources(texts)
-        own = model._greedy(sources)  # noqa: SLF001 - the model's own functions
-        for row, weights in enumerate(shown):
-            np.testing.assert_array_equal(
-                weights, own.weights[row, : len(weights), : len(texts[row])]
-            )
-    assert not np.array_equal(on_twins[0][1], on_twins[1][1])  # two models, two answers
+        for f in functions:  # trace the model's own functions: it then runs on them
+            getattr(model, f).get_concrete_function()
+        own = use(model)
+        traced = [getattr(model, f).experimental_get_tracing_count() for f in functions]
+        assert traced == [1] * len(functions)  # its own, once: it ran on them
+        for (label, array), (own_label, own_array) in zip(shown, own, strict=True):
+            assert label == own_label
+            np.testing.assert_array_equal(array, own_array)
+    assert not np.array_equal(on_twins[0][0][1], on_twins[1][0][1])  # two models, two answers

@@ -100,17 +100,19 @@ def generate(
     keep, fill = model.ablation_arrays(ablation)
     c = model.config
     empty = np.zeros((1, c.num_kv_heads, 0, c.d_k), np.float32)  # (1, G, 0, Dk)
-    run = model.decode_step(np.array([ids], np.int32), keep, fill, [(empty, empty)] * c.layers, 0)
-    rows = [np.asarray(run[1])[0, :, :, t, : t + 1] for t in range(len(ids))]  # (L, H, t + 1)
-    logits = [np.asarray(run[0])[0]]  # (P, V)
-    caches = run[4]
-    for _ in range(steps):
-        ids.append(_pick(logits[-1][-1], temperature, rng))
-        new = np.array([[ids[-1]]], np.int32)  # (1, 1)
-        run = model.decode_step(new, keep, fill, caches, len(ids) - 1)
-        rows.append(np.asarray(run[1])[0, :, :, 0])  # (L, H, t + 1)
-        logits.append(np.asarray(run[0])[0])  # (1, V)
+    with model.runner("decode_step") as runner:  # the model, or its traced twin
+        start = np.array([ids], np.int32)  # (1, P)
+        run = runner.decode_step(start, keep, fill, [(empty, empty)] * c.layers, 0)
+        rows = [np.asarray(run[1])[0, :, :, t, : t + 1] for t in range(len(ids))]  # (L, H, t+1)
+        logits = [np.asarray(run[0])[0]]  # (P, V)
         caches = run[4]
+        for _ in range(steps):
+            ids.append(_pick(logits[-1][-1], temperature, rng))
+            new = np.array([[ids[-1]]], np.int32)  # (1, 1)
+            run = runner.decode_step(new, keep, fill, caches, len(ids) - 1)
+            rows.append(np.asarray(run[1])[0, :, :, 0])  # (L, H, t + 1)
+            logits.append(np.asarray(run[0])[0])  # (1, V)
+            caches = run[4]
     keys = np.stack([np.asarray(k)[0] for k, _ in caches])  # (L, G, T, Dk)
     values = np.stack([np.asarray(v)[0] for _, v in caches])
     probabilities = _softmax(np.concatenate(logits))  # (T, V)

@@ -23,6 +23,7 @@ tokens beside the cached keys and values), the shipped checkpoint `learn.pretrai
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -37,6 +38,7 @@ from attnviz.learn.configs import LMConfig
 from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.language.layers import LMCore
 from attnviz.learn.language.tasks import LMTask, draw_sequences, get_lm_task
+from attnviz.learn.twins import runner
 from attnviz.transformer.multihead import MultiHeadResult, compute_multihead
 
 ABLATION_MODES = ("zero", "mean")  # what a switched-off head outputs
@@ -172,7 +174,16 @@ class LanguageModel:
         ids = self._check_ids(ids)
         keep, fill = self.ablation_arrays(ablation)
         for i in range(0, len(ids), RUN_CHUNK):
-            yield LMRun(*(np.asarray(a) for a in self._run(ids[i : i + RUN_CHUNK], keep, fill)))
+            with self.runner("_run") as model:  # held per chunk, not while the caller reads
+                run = model._run(ids[i : i + RUN_CHUNK], keep, fill)  # noqa: SLF001 - a twin
+            yield LMRun(*(np.asarray(a) for a in run))
+
+    def runner(self, function: str) -> AbstractContextManager[LanguageModel]:
+        """This model, or its twin holding its weights, to run its `tf.function` named
+        `function` (`_run`, `decode_step`): `learn.twins.runner`, so that a new model (each
+        finished run's) traces nothing."""
+        make = lambda: LanguageModel(self.task, self.config, seed=None)  # noqa: E731
+        return runner(self, function, (LanguageModel, self.task, self.config), make)
 
     def forward(self, text: str, ablation: Ablation | None = None) -> LMForward:
         """Read `<s>` and `text`; every head's weights and the next-token predictions.

@@ -16,6 +16,7 @@ The model keeps its Keras layers and one `tf.function` of its own, so it survive
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -29,7 +30,7 @@ from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.translation.network import Networks, build_networks
 from attnviz.learn.translation.tasks import Task, get_task
 from attnviz.learn.translation.vocab import END, PAD, START, Vocabulary
-from attnviz.learn.twins import running_twin
+from attnviz.learn.twins import runner
 
 DECODE_CHUNK = 512  # most texts one network run decodes
 
@@ -73,7 +74,8 @@ class _Decoded(NamedTuple):
 class CharTranslator:
     """What every Learn translator shares: its task and vocabulary, its Keras `trainer`, every
     weight in a fixed order, and checked greedy decoding in chunks. A subclass builds `trainer`
-    and defines `translate_batch(texts)` and `_decode_chunk(sources (N, S))`.
+    and defines `translate_batch(texts)`, `_decode_chunk(sources (N, S))` and `DECODING`, the
+    name of the `tf.function` that decoding traces.
 
     Args:
         task: one of `TASKS`.
@@ -84,6 +86,7 @@ class CharTranslator:
     """
 
     trainer: keras.Model  # [source (N, S), decoder inputs (N, T)] -> logits (N, T, V)
+    DECODING: str  # the `tf.function` attribute `_decode_chunk` runs (and traces, on a new model)
 
     def __init__(self, task: str, config: Any, seed: int | None = 0) -> None:
         self.task: Task = get_task(task)
@@ -117,10 +120,17 @@ class CharTranslator:
                 f"`texts` must be a non-empty list of strings. Received: {describe(texts)}."
             )
         sources = self.vocab.encode_sources(texts)  # (N, S), checks every text
-        return [
-            self._decode_chunk(sources[i : i + DECODE_CHUNK])
-            for i in range(0, len(texts), DECODE_CHUNK)
-        ]
+        with self._runner(self.DECODING) as runner:
+            return [
+                runner._decode_chunk(sources[i : i + DECODE_CHUNK])  # noqa: SLF001 - its twin
+                for i in range(0, len(texts), DECODE_CHUNK)
+            ]
+
+    def _runner(self, function: str) -> AbstractContextManager[CharTranslator]:
+        """This model, or its twin holding its weights, to run its `tf.function` named
+        `function` (`learn.twins.runner`: a new model traces nothing)."""
+        make = lambda: type(self)(self.task.name, self.config, seed=None)  # noqa: E731
+        return runner(self, function, (type(self), self.task.name, self.config), make)
 
 
 class Seq2SeqAttention(CharTranslator):
@@ -128,6 +138,8 @@ class Seq2SeqAttention(CharTranslator):
 
     Args: as `CharTranslator` (config: a `NetworkConfig`, the sizes and the score).
     """
+
+    DECODING = "_decode_all"
 
     def __init__(self, task: str, config: NetworkConfig, seed: int | None = 0) -> None:
         super().__init__(task, config, seed)
@@ -231,19 +243,8 @@ class Seq2SeqAttention(CharTranslator):
         return _Decoded(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
 
     def _decode_chunk(self, sources: np.ndarray) -> _Decoded:
-        """Greedy decoding of `(N, S)` source ids, one network run per step: by this model
-        once its functions are traced (a shipped model's, by the server's warm-up), else by a
-        twin holding its weights (`learn.twins.running_twin`), whose functions an earlier
-        model of this architecture traced: a new model (each finished run's) traces nothing."""
-        if self._decode_all.experimental_get_tracing_count():
-            return self._greedy(sources)
-        key = (type(self), self.task.name, self.config)
-        make = lambda: type(self)(self.task.name, self.config, seed=None)  # noqa: E731
-        with running_twin(self, key, make) as twin:
-            return twin._greedy(sources)  # noqa: SLF001 - its twin: the same class
-
-    def _greedy(self, sources: np.ndarray) -> _Decoded:
-        """`_decode_chunk` on this model's own functions."""
+        """Greedy decoding of `(N, S)` source ids, one network run per step, on this model's
+        own functions (`_decoded_chunks` picks the model or its twin)."""
         n, steps = len(sources), self.vocab.target_steps
         dec_in = np.zeros((n, steps), dtype=np.int32)  # (N, T)
         dec_in[:, 0] = START

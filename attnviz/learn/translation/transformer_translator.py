@@ -232,6 +232,8 @@ class TransformerTranslator(CharTranslator):
     Args: as `CharTranslator` (config: a `TransformerConfig`).
     """
 
+    DECODING = "_greedy"
+
     def __init__(self, task: str, config: TransformerConfig, seed: int | None = 0) -> None:
         super().__init__(task, config, seed)
         source = keras.Input((self.vocab.max_source_len,), dtype="int32", name="source")
@@ -318,7 +320,9 @@ class TransformerTranslator(CharTranslator):
         s, t = len(text), len(translation.decoder_tokens)
         source = self.vocab.encode_sources([text])  # (1, S_max)
         dec_in = self._decoder_inputs(translation.output)  # (1, T_max)
-        inputs = _Inputs(*(np.asarray(a) for a in self._traced_run(source, dec_in)[4:]))
+        with self._runner("_traced_run") as runner:  # this model, or its traced twin
+            run = runner._traced_run(source, dec_in)  # noqa: SLF001 - its twin: the same class
+        inputs = _Inputs(*(np.asarray(a) for a in run[4:]))
         sides = {  # way -> layer -> (query input (1, T, D), key = value input (1, S, D)), cropped
             "bidirectional": lambda i: (inputs.encoder[:, i, :s], inputs.encoder[:, i, :s]),
             "causal": lambda i: (inputs.decoder[:, i, :t], inputs.decoder[:, i, :t]),
