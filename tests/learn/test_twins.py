@@ -196,19 +196,17 @@ def _lm_views(model) -> list:
     return [(forward.predicted, forward.weights), (generated.text, generated.probabilities)]
 
 
+SLOW = pytest.mark.slow  # each traces its functions three times (2-12 s): the quick run has one
 NEW_MODELS = [  # a new model, what runs it, the `tf.function`s a run traces
-    (_gru, _translations, ("_decode_all", "_encode")),
-    (_small_transformer, _translations, ("_greedy",)),
-    (_shipped_transformer, _transformer_trace, ("_greedy", "_traced_run")),
-    (_small_lm, _lm_views, ("_run", "decode_step")),
-]
+    pytest.param(_gru, _translations, ("_decode_all", "_encode"), id="seq2seq"),
+    pytest.param(_small_transformer, _translations, ("_greedy",), id="transformer", marks=SLOW),
+    pytest.param(_shipped_transformer, _transformer_trace, ("_greedy", "_traced_run"),
+                 id="transformer trace", marks=SLOW),
+    pytest.param(_small_lm, _lm_views, ("_run", "decode_step"), id="language model", marks=SLOW),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("new", "use", "functions"),
-    NEW_MODELS,
-    ids=["seq2seq", "transformer", "transformer trace", "language model"],
-)
+@pytest.mark.parametrize(("new", "use", "functions"), NEW_MODELS)
 def test_a_new_model_runs_on_a_traced_twin_as_on_its_own_functions(new, use, functions):
     # each finished run's model is new: its first use ran its own functions, traced again for
     # it; now a twin of its architecture holds its weights, bit for bit the same

@@ -30,7 +30,11 @@ def test_the_open_tab_is_returned_and_its_view_drawn_below_the_empty_panels():
     assert [len(tab.children) for tab in at.tabs] == [0, 0]
 
 
-@pytest.mark.parametrize("page", ["matrices", "learn", "language-model"])
+@pytest.mark.parametrize(
+    "page",
+    ["matrices", pytest.param("learn", marks=pytest.mark.slow),
+     pytest.param("language-model", marks=pytest.mark.slow)],
+)  # fmt: skip
 def test_no_page_draws_a_view_inside_a_tab(page):
     at = ui.new_session(page)
     ui.assert_ok(at)
