@@ -4,9 +4,9 @@ The view is drawn under the tabs rather than inside the open tab's panel because
 browser does with a panel's content: Streamlit's tabs (react-aria's) watch their open panel
 for any change and then walk every element in it to see whether one can take the keyboard's
 focus, and their tab list is rebuilt whenever the panel's content renders again. A view inside
-the panel paid that walk for each batch of changes of each chart it drew: checking an
-exercise's answer spent about half of the browser's work on it (profiled in Chromium: a check
-on lesson 1 cost ~1.7× the floor page's, ~0.9× once drawn below). The panel stays empty.
+the panel paid that walk for each batch of changes of each chart it drew: profiled in
+Chromium, it was most of what checking an exercise's answer cost the browser beyond the
+benchmark's floor page (section 13). The panel stays empty.
 """
 
 from __future__ import annotations
