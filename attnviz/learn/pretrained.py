@@ -184,8 +184,10 @@ def load_lm(task: str = "induction") -> LanguageModel:
 
 
 def _filled(model, path: Traversable, task: str, kind: str):
-    """`model` with the weights of `path` and the training record beside it."""
+    """`model` with the weights of `path` and the training record beside it; `shared`: kept
+    and used many times, it traces its own functions once (not a twin's: `learn.twins`)."""
     model.set_weights(_read_weights(path, model.get_weights()))
+    model.shared = True
     record = read_record(task, kind) if checkpoint_path(task, kind, ".json").is_file() else {}
     if "stats" in record:
         model.stats = _stats_from(record["stats"], LMStats if kind == LM else TrainingStats)

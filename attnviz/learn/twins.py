@@ -150,10 +150,11 @@ def running_twin(model: Any, key: Hashable, make: Callable[[], Any]) -> Iterator
 
 @contextmanager
 def runner(model: Any, function: str, key: Hashable, make: Callable[[], Any]) -> Iterator[Any]:
-    """What runs `model`'s `tf.function` named `function`: `model` itself once that function
-    is traced (a shipped model's, by the server's warm-up), else its twin (`running_twin`,
-    the same `key` and `make`), so that a new model (each finished run's) traces nothing."""
-    if getattr(model, function).experimental_get_tracing_count():
+    """What runs `model`'s `tf.function` named `function`: `model` itself when it is `shared`
+    (a shipped model, kept by the server and used by every session: it traces its own
+    functions once) or that function is traced already, else its twin (`running_twin`, the
+    same `key` and `make`), so that a new model (each finished run's) traces nothing."""
+    if getattr(model, "shared", False) or getattr(model, function).experimental_get_tracing_count():
         yield model
         return
     with running_twin(model, key, make) as twin:

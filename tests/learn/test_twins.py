@@ -169,9 +169,11 @@ def _shipped_transformer(seed: int):
     """The shipped reverse Transformer (a trace needs a translation the task can read), its
     weights nudged by `seed` so that two seeds are two models."""
     from attnviz.learn.pretrained import load_transformer
+    from attnviz.learn.translation.transformer_translator import TransformerTranslator
 
-    model = load_transformer("reverse")
-    model.set_weights([w * (1 + 0.01 * seed) for w in model.get_weights()])
+    shipped = load_transformer("reverse")
+    model = TransformerTranslator("reverse", shipped.config, seed=None)  # a new one, not shared
+    model.set_weights([w * (1 + 0.01 * seed) for w in shipped.get_weights()])
     return model
 
 
@@ -229,3 +231,29 @@ def test_a_new_model_runs_on_a_traced_twin_as_on_its_own_functions(new, use, fun
             assert label == own_label
             np.testing.assert_array_equal(array, own_array)
     assert not np.array_equal(on_twins[0][0][1], on_twins[1][0][1])  # two models, two answers
+
+
+@pytest.mark.parametrize("kind", ["general", "transformer", "language model"])
+def test_a_shipped_model_runs_on_its_own_functions_not_on_a_twin(kind):
+    # a shipped model is kept by the server and used by every session: its own functions are
+    # traced once (by the warm-up); on twins, the server's many shipped models' twins pushed
+    # each other out of the kept ones (first opens traced again)
+    from attnviz.learn import pretrained
+    from attnviz.learn.language.generation import generate
+
+    twins.forget_twins()
+    if kind == "language model":
+        model, function = pretrained.load_lm("induction"), "_run"
+        model.forward("abcab")
+        generate(model, "qwerty", steps=2)
+        assert model.decode_step.experimental_get_tracing_count() == 1
+    else:
+        model = (
+            pretrained.load_transformer("reverse") if kind == "transformer"
+            else pretrained.load_pretrained("reverse", kind)
+        )  # fmt: skip
+        function = model.DECODING
+        model.translate("hello")
+    assert model.shared
+    assert getattr(model, function).experimental_get_tracing_count() == 1
+    assert not twins._RUNNING  # noqa: SLF001 - no twin made

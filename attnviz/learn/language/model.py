@@ -115,6 +115,8 @@ class LanguageModel:
             global seeds alone (for weights loaded next).
     """
 
+    shared = False  # True: kept and used many times (a shipped model): runs its own functions
+
     def __init__(self, task: str | LMTask, config: LMConfig, seed: int | None = 0) -> None:
         self.task: LMTask = get_lm_task(task)
         if not isinstance(config, LMConfig):

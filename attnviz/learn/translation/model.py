@@ -87,6 +87,7 @@ class CharTranslator:
 
     trainer: keras.Model  # [source (N, S), decoder inputs (N, T)] -> logits (N, T, V)
     DECODING: str  # the `tf.function` attribute `_decode_chunk` runs (and traces, on a new model)
+    shared = False  # True: kept and used many times (a shipped model): runs its own functions
 
     def __init__(self, task: str, config: Any, seed: int | None = 0) -> None:
         self.task: Task = get_task(task)
