@@ -154,7 +154,7 @@ def runner(model: Any, function: str, key: Hashable, make: Callable[[], Any]) ->
     (a shipped model, kept by the server and used by every session: it traces its own
     functions once) or that function is traced already, else its twin (`running_twin`, the
     same `key` and `make`), so that a new model (each finished run's) traces nothing."""
-    if getattr(model, "shared", False) or getattr(model, function).experimental_get_tracing_count():
+    if model.shared or getattr(model, function).experimental_get_tracing_count():
         yield model
         return
     with running_twin(model, key, make) as twin:

@@ -10,21 +10,23 @@ from streamlit.testing.v1 import AppTest
 import tests.app_support as ui
 from attnviz.ui.exercises.view import OPEN_TAB
 
+VIEWS_KEY = "test_views"  # the tabs' key on the test's own page
 
-def _page() -> None:
+
+def _page(key: str) -> None:
     import streamlit as st
 
     from attnviz.ui.frame.tabs import open_tab
 
-    label = open_tab(["First view", "Second view"], key="views")
+    label = open_tab(["First view", "Second view"], key=key)
     st.markdown(f"drawn: {label}")
 
 
 def test_the_open_tab_is_returned_and_its_view_drawn_below_the_empty_panels():
-    at = AppTest.from_function(_page).run()
+    at = AppTest.from_function(_page, args=(VIEWS_KEY,)).run()
     assert [m.value for m in at.markdown] == ["drawn: First view"]
     assert [len(tab.children) for tab in at.tabs] == [0, 0]
-    at.session_state["views"] = "Second view"  # as a click on it does
+    at.session_state[VIEWS_KEY] = "Second view"  # as a click on it does
     at.run()
     assert [m.value for m in at.markdown] == ["drawn: Second view"]
     assert [len(tab.children) for tab in at.tabs] == [0, 0]
