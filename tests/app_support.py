@@ -133,6 +133,17 @@ def open_page(at: AppTest, name: str) -> None:
     at.run()
 
 
+def menu_links(at: AppTest, page: str) -> list[str]:
+    """Open the Pages menu of the page at URL path `page`, as a tap on it does (the menu draws
+    its links only while open), and return the labels of the links in it."""
+    from attnviz.ui.app.shell import PAGES_MENU
+
+    at.session_state[PAGES_MENU.of(page).key] = True
+    at.run()
+    menu = next(p for p in at.get("popover") if p.proto.popover.label == "Pages")
+    return [link.proto.label for link in menu.get("page_link")]
+
+
 def follow_link(at: AppTest, url_path: str, **fields: str) -> None:
     """Open the page at `url_path` ("lesson-7") as a link to it does (Next, Previous and the
     menu's links carry no `fields`: an empty query string). (`AppTest.switch_page` takes page

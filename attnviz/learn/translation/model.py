@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 from attnviz.core.checks import check_int, describe, read_only
+from attnviz.core.kept import Kept
 from attnviz.learn.configs import NetworkConfig
 from attnviz.learn.global_seed import set_global_seed
 from attnviz.learn.translation.network import Networks, build_networks
@@ -33,6 +34,7 @@ from attnviz.learn.translation.vocab import END, PAD, START, Vocabulary
 from attnviz.learn.twins import runner
 
 DECODE_CHUNK = 512  # most texts one network run decodes
+KEPT_TRANSLATIONS = 32  # a shared model's last translations, by text (at most ~0.1 MB each)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,7 @@ class CharTranslator:
         self.vocab = Vocabulary.of(self.task)
         self.config = config
         self.stats: Any = None  # TrainingStats once trained or loaded
+        self._translations = Kept(KEPT_TRANSLATIONS)  # text -> Translation, once `shared`
         if seed is not None:
             set_global_seed(seed)
 
@@ -108,11 +111,17 @@ class CharTranslator:
     def translate(self, text: str):
         """Translate `text` greedily and return the output with its attention weights.
 
+        A `shared` model (shipped: its weights never change) keeps its last `KEPT_TRANSLATIONS`
+        translations (their arrays are read-only): every run of a page showing one asks for the
+        same text again, and every session of a classroom for the same example.
+
         Raises:
             ValueError: for a non-string, empty or too long text, or characters the task does
                 not know (the message names them and lists the allowed ones).
         """
-        return self.translate_batch([text])[0]
+        if not self.shared:
+            return self.translate_batch([text])[0]
+        return self._translations.get(text, lambda: self.translate_batch([text])[0])
 
     def _decoded_chunks(self, texts: Sequence[str]) -> list:
         """`_decode_chunk` of `texts` (checked), `DECODE_CHUNK` texts per network run."""

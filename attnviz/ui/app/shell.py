@@ -65,13 +65,8 @@ def _page_frame(
     title, menu, switch = st.columns([4, 1, 1.5], vertical_alignment="bottom")  # the switch's
     # label fits the presenter view's larger text
     title.title("attnviz")
-    with menu.popover("Pages", icon=":material/menu:", key=PAGES_MENU.of(name).key):  # a new
-        # menu on each page: the one a link was taken from is left behind, closed
-        for section, listed in _sections(pages).items():
-            if section:
-                st.caption(section)
-            for page in listed:
-                st.page_link(page)
+    with menu:
+        _pages_menu(pages, name)
     with switch:
         presenter_switch()
     st.caption(intro)
@@ -86,6 +81,24 @@ def _page_frame(
                 "setting or an input to try again."
             )
     store_texts_in_url(texts() if texts else mode.url_texts if mode else (), URL_TEXTS)
+
+
+@st.fragment
+def _pages_menu(pages: dict[str, st.Page], name: str) -> None:
+    """The "Pages" menu: every page a tap away. Its links are drawn only while it is open
+    (opening or closing it reruns this menu alone): a page's every run drew them, hidden, 26 of
+    the ~115 elements each run sends. A new menu on each page (`name`): the one a link was taken
+    from is left behind, closed."""
+    with st.popover(
+        "Pages", icon=":material/menu:", key=PAGES_MENU.of(name).key, on_change="rerun"
+    ) as menu:
+        if not menu.open:
+            return
+        for section, listed in _sections(pages).items():
+            if section:
+                st.caption(section)
+            for page in listed:
+                st.page_link(page)
 
 
 def _run_mode(mode: Mode, pages: dict[str, st.Page]) -> None:

@@ -114,10 +114,32 @@ def test_models_survive_keras_clear_session(models):
     before = models["concat"].translate(TEXT)
     for _ in range(3):
         keras.backend.clear_session()  # what Streamlit does after every script run
-    after = models["concat"].translate(TEXT)
+    (after,) = models["concat"].translate_batch([TEXT])  # run again (`translate` keeps it)
     assert after.output == before.output == "2026-11-22"
     np.testing.assert_array_equal(after.weights, before.weights)
     assert load_pretrained("dates", "concat").translate(TEXT).output == "2026-11-22"
+
+
+def test_a_shipped_model_keeps_its_translations_and_a_new_model_does_not(models, monkeypatch):
+    model = models["dot"]
+    assert model.shared  # shipped
+    runs = []
+    batch = type(model).translate_batch
+    monkeypatch.setattr(
+        type(model), "translate_batch", lambda self, texts: runs.append(self) or batch(self, texts)
+    )
+    first = model.translate("1 May 1999")
+    assert model.translate("1 May 1999") is first and runs == [model]
+    assert first.output == "1999-05-01" and not first.weights.flags.writeable
+    assert model.translate("2 May 1999").output == "1999-05-02" and len(runs) == 2
+    for _ in range(2):  # a bad text is checked every time, never kept
+        with pytest.raises(ValueError, match="`text` is empty"):
+            model.translate("")
+    assert len(runs) == 4
+    new = type(model)("dates", model.config, seed=0)  # trained in the app: its weights change
+    new.translate("1 May 1999")
+    new.translate("1 May 1999")
+    assert runs[4:] == [new, new]
 
 
 def test_parameter_count_counts_every_weight(models):

@@ -24,7 +24,7 @@ def room():
 def test_the_class_page_is_in_the_navigation_and_takes_the_code_from_its_link(room):
     started = room.start(2)
     at = ui.new_session("matrices")
-    assert "Class" in [link.proto.label for link in at.get("page_link")]  # the Pages menu
+    assert "Class" in ui.menu_links(at, "matrices")
     ui.follow_link(at, PAGE, code=started.code.lower())  # the QR code's link
     ui.assert_ok(at)
     assert at.text_input[0].value == started.code.lower()
