@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import random
@@ -57,6 +58,11 @@ THINK_S = (2.0, 5.0)  # pause after each run ends
 RAMP_S = 10.0  # the sessions arrive spread over this time
 TIMEOUT_S = 30.0  # most time an interaction may take
 TARGET_SESSIONS, TARGET_P95_MS = 60, 1000.0
+HALL, HALL_REPLICAS = 200, 2  # a lecture hall: 200 students on 2 replicas behind nginx (#43)
+HALL_RATE, HALL_P95 = 0.95, 1.1  # targets: served >= 0.95x the floor's, p95 <= 1.1x the floor's
+PER_CORE = (20, 40, 60, 80, 100, 120, 150, 200)  # sessions tried on one server pinned to one core
+QUICK_PER_CORE = (40, 80, 120, 160)
+PER_CORE_P95_MS = 1000.0  # "serves": p95 under 1 s
 TOLERANCE = 2e-3  # |Q Kᵀ| ~ 16; TensorFlow and numpy float32 agree to ~1e-5
 PRESETS = ("One-hot queries: sharp attention", "Identical keys: uniform attention")  # no mask
 SENTENCES = "Sentences, one per line (shorter ones are padded with <pad>)"
@@ -388,12 +394,22 @@ async def _warm_up(base: str, name: str, processes: list[servers.Server]) -> Non
 
 
 async def _level(name: str, users: int, seconds: float, through_nginx: int | None) -> Tally:
-    """One app with `users` sessions for `seconds`: its Tally."""
+    """One app with `users` sessions for `seconds`, on servers started for it: its Tally."""
     base, processes, stop = _start(name, through_nginx)
+    try:
+        await _warm_up(base, name, processes)
+        return await _measure(base, name, processes, users, seconds)
+    finally:
+        stop()
+
+
+async def _measure(base: str, name: str, processes: list[servers.Server], users: int,
+                   seconds: float) -> Tally:  # fmt: skip
+    """`users` new sessions on the app at `base` for `seconds`: its Tally (the sessions closed
+    at the end)."""
     tally, seeds = Tally(), Seeds()
     students: list[Student] = []
     try:
-        await _warm_up(base, name, processes)
         opened = await asyncio.gather(
             *(_open(base, name, u, seeds, tally) for u in range(users)), return_exceptions=True
         )
@@ -408,8 +424,14 @@ async def _level(name: str, users: int, seconds: float, through_nginx: int | Non
         tally.cpu_s = {k: after[k] - before[k] for k in after}
     finally:
         await asyncio.gather(*(s.session.close() for s in students), return_exceptions=True)
-        stop()
     return tally
+
+
+def _pin(pid: int, cpu: int) -> None:
+    """Every thread of process `pid` on `cpu` alone (threads it starts later inherit it)."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):  # a thread that has just ended
+            os.sched_setaffinity(int(task), {cpu})
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -455,17 +477,85 @@ def _figures(tallies: dict[tuple[str, int], Tally], levels: tuple[int, ...]) -> 
     return rows
 
 
+def _hall_figures(ours: Tally, floor: Tally) -> list[Figure]:
+    """The lecture hall's figures: attnviz against the floor in the same run (#43's targets)."""
+    rate = [len(t.all_ms()) / max(t.seconds, 1e-9) for t in (ours, floor)]
+    p95 = [_percentile(t.all_ms(), 95) for t in (ours, floor)]
+    n, k = HALL, HALL_REPLICAS
+    where = f"{n} sessions on {k} replicas behind nginx"
+    details = "; ".join((ours.errors + ours.leaks)[:3])
+    p95_met = None not in p95 and p95[0] <= HALL_P95 * p95[1]
+    return [
+        Figure(f"{where}: interactions served", rate[0], "floor", rate[1], "/s",
+               f">= {HALL_RATE}x the floor", rate[0] >= HALL_RATE * rate[1],
+               f"attnviz: {_note(ours, n)} || floor: {_note(floor, n)}"),
+        Figure(f"{where}: p50 action → run ended", _percentile(ours.all_ms(), 50), "floor",
+               _percentile(floor.all_ms(), 50), "ms", "reported", None),
+        Figure(f"{where}: p95 action → run ended", p95[0], "floor", p95[1], "ms",
+               f"<= {HALL_P95}x the floor", p95_met),
+        Figure(f"{where}: errors", len(ours.errors), "floor", len(floor.errors), "", "0",
+               not ours.errors, details, compare=False),
+        Figure(f"{where}: another session's input seen", len(ours.leaks), "floor",
+               len(floor.leaks), "", "0", not ours.leaks, compare=False),
+    ]  # fmt: skip
+
+
+async def _per_core(name: str, levels: tuple[int, ...], seconds: float) -> tuple[int, str]:
+    """The most students one server on one core serves with p95 under 1 s (0: not even the
+    first level), trying `levels` in turn on one server until one is not served; the note: each
+    level's p95. Once warmed up, the server runs on one CPU, the clients (this thread) on the
+    others."""
+    base, processes, stop = _start(name, None)
+    clients_cpus = os.sched_getaffinity(0)
+    served, seen = 0, []
+    try:
+        await _warm_up(base, name, processes)
+        first, *rest = sorted(clients_cpus)
+        _pin(processes[0].process.pid, first)
+        os.sched_setaffinity(0, set(rest) or {first})
+        for n in levels:
+            progress(f"load: {n} sessions on {name}, one server on one core, for {seconds:.0f} s")
+            tally = await _measure(base, name, processes, n, seconds)
+            p95 = _percentile(tally.all_ms(), 95)
+            seen.append(f"{n}: p95 {p95 or 0:.0f} ms, {len(tally.errors)} errors")
+            if p95 is None or p95 >= PER_CORE_P95_MS or tally.errors or tally.leaks:
+                break
+            served = n
+    finally:
+        stop()
+        os.sched_setaffinity(0, clients_cpus)
+    return served, "; ".join(seen)
+
+
 async def run(quick: bool = False, through_nginx: int | None = None) -> list[Figure]:
-    """Each level against attnviz, then against the floor app."""
+    """Each level against attnviz, then against the floor app. Without `through_nginx`, then the
+    lecture hall (`HALL` sessions on `HALL_REPLICAS` replicas behind nginx) and the students one
+    core serves, each app in the same run."""
     levels, seconds = (QUICK_LEVELS, QUICK_DURATION_S) if quick else (LEVELS, DURATION_S)
     via = f" through nginx, {through_nginx} replica(s)" if through_nginx else ""
+    apps = ("attnviz", "floor")
     try:
         tallies = {}
         for n in levels:
-            for name in ("attnviz", "floor"):
+            for name in apps:
                 progress(f"load: {n} sessions on {name}{via} for {seconds:.0f} s")
                 tallies[(name, n)] = await _level(name, n, seconds, through_nginx)
-        return _figures(tallies, levels)
+        figures = _figures(tallies, levels)
+        if through_nginx is not None:
+            return figures
+        hall = {}
+        for name in apps:
+            progress(f"load: {HALL} sessions on {name}, {HALL_REPLICAS} replicas behind nginx")
+            hall[name] = await _level(name, HALL, seconds, HALL_REPLICAS)
+        figures += _hall_figures(hall["attnviz"], hall["floor"])
+        per_core = [await _per_core(name, QUICK_PER_CORE if quick else PER_CORE, seconds / 2)
+                    for name in apps]  # fmt: skip
+        figures.append(
+            Figure("students one core serves with p95 < 1 s", per_core[0][0], "floor",
+                   per_core[1][0], "students", "reported", None,
+                   f"attnviz: {per_core[0][1]} || floor: {per_core[1][1]}")
+        )  # fmt: skip
+        return figures
     except Exception as error:  # noqa: BLE001 - report it as a failed figure
         return [failed("load", "0 errors", error)]
     finally:

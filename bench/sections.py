@@ -40,7 +40,8 @@ TITLES = {
     "first_open": "8. First open after the warm-up: each page's charts painted, vs a floor page "
     "drawing the same heatmaps (bench/floor_charts.py)",
     "memory": "9. Memory: server RSS over reruns with changing sizes",
-    "load": "10. Load: a classroom on one server, 10 / 30 / 60 sessions each with its own input",
+    "load": "10. Load: a classroom on one server (10 / 30 / 60 sessions each with its own "
+    "input), a lecture hall of 200 on 2 replicas behind nginx, the students one core serves",
     "learn": "11. Learn: training vs plain fit, time to 99 %, other sessions while one trains",
     "lm": "12. Language model: train_lm vs a plain fit of the same model, time to 95 % "
     "in-context accuracy",
