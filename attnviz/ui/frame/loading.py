@@ -31,7 +31,6 @@ _KERAS_BUSY: list[Callable[[], bool]] = []  # True while another thread builds K
 _RUNS_IN_PROGRESS = [0]  # script runs drawing a page now, in any session
 _RUNS_LOCK = threading.Lock()
 CHART_CODE_KEY = "chart-code"  # the hidden container of `load_chart_code`'s script
-_HIDDEN = f".st-key-{CHART_CODE_KEY}, :has(> .st-key-{CHART_CODE_KEY})"  # it and its wrapper
 # Streamlit's page loads its chart code (plotly.js, ~4 MB) when the first chart arrives; this
 # script, our own constant text, loads the same module as soon as the page's controls are
 # drawn (`back_end` draws it). {chunk} is the module's file name in the installed Streamlit,
@@ -107,9 +106,16 @@ def load_chart_code() -> None:
     chunk = _chart_chunk()
     if chunk is None:  # another Streamlit build: its charts load their code as usual
         return
-    with st.container(key=CHART_CODE_KEY):
-        st.html(_CHART_CODE_SCRIPT.format(chunk=chunk), unsafe_allow_javascript=True)
-    st.html(f"<style>{_HIDDEN} {{display: none}}</style>")  # no space, not even a gap
+    hidden_script(CHART_CODE_KEY, _CHART_CODE_SCRIPT.format(chunk=chunk))
+
+
+def hidden_script(key: str, script: str) -> None:
+    """`script` (an HTML `<script>`) in a container of `key` that takes no space, not even a
+    gap: the style hiding the container and its wrapper follows the script in one element (one
+    message on every run, not two; DOMPurify drops a leading `<style>`)."""
+    hidden = f".st-key-{key}, :has(> .st-key-{key})"
+    with st.container(key=key):
+        st.html(f"{script}<style>{hidden} {{display: none}}</style>", unsafe_allow_javascript=True)
 
 
 @functools.cache

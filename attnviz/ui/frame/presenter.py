@@ -11,6 +11,7 @@ import threading
 import streamlit as st
 
 from attnviz.drawing.projector import fonts_for_projector, for_projector
+from attnviz.ui.frame.loading import hidden_script
 from attnviz.ui.frame.state import slot
 
 PRESENT = slot("present", False, url=True, kept=True)  # the presenter view is on
@@ -187,10 +188,7 @@ def presenter_switch() -> None:
     st.html(STYLE if presenting() else NARROW_STYLE)
     _RUN.slot = _RUN.area = _RUN.more = _RUN.groups = None  # a new run: its controls' place
     # is made when first needed; every group in view (not a lesson)
-    with st.container(key=CHART_SCRIPT_KEY):
-        st.html(CHART_SCRIPT, unsafe_allow_javascript=True)
-    hidden = f".st-key-{CHART_SCRIPT_KEY}, :has(> .st-key-{CHART_SCRIPT_KEY})"
-    st.html(f"<style>{hidden} {{display: none}}</style>")  # no space, not even a gap
+    hidden_script(CHART_SCRIPT_KEY, CHART_SCRIPT)
 
 
 def controls_here(groups: tuple[str, ...] | None = None) -> None:
