@@ -113,10 +113,11 @@ def draw_exercise(exercise: Exercise) -> None:
     st.caption(f"{KINDS[exercise.kind]} · exercise {exercise.id}")
     st.markdown(variant.prompt)
     shown_matrices(variant)
-    if exercise.kind == "make":
-        _make_it_happen(exercise, variant)
-    else:
-        _answer_then_check(exercise, variant)
+    _answer_part(exercise, variant)
+    st.button(  # here, not in the answer's fragment: new numbers redraw the task too
+        "New numbers", key=f"ex_new_{exercise.id}", on_click=_new_numbers, args=(exercise.id,),
+        help="Another variant of this exercise.",
+    )  # fmt: skip
     if progress.SOLUTIONS.get():
         with st.container(border=True):
             st.markdown(f"**Solution:** {as_text(exercise.solution(variant))}")
@@ -124,6 +125,17 @@ def draw_exercise(exercise: Exercise) -> None:
     elif exercise.kind != "make" and not exercise.needs_models:
         exercise.solution(variant)  # the maths of these numbers, worked out while the learner
         # thinks (what is drawn above is sent already): the check then finds it computed
+
+
+@st.fragment
+def _answer_part(exercise: Exercise, variant: Variant) -> None:
+    """The learner's answer and what its check says, a fragment inside the exercise's: a check
+    or an edit reruns only this, not the task above it (its prompt, its matrices as LaTeX), so
+    the browser redraws less of the lesson's page. "New numbers" is the exercise's."""
+    if exercise.kind == "make":
+        _make_it_happen(exercise, variant)
+    else:
+        _answer_then_check(exercise, variant)
 
 
 def shown_matrices(variant: Variant) -> None:
@@ -151,14 +163,9 @@ def _answer_then_check(exercise: Exercise, variant: Variant) -> None:
     final = exercise.kind == "predict" and committed.get() is not None
     _answer_widget(exercise, variant, disabled=final)
     label = "Commit my guess" if exercise.kind == "predict" else "Check"
-    left, right = st.columns(2)
-    left.button(
+    st.button(
         label, key=f"ex_check_{exercise.id}", disabled=final, type="primary",
         on_click=_commit, args=(exercise.id, variant.answer),
-    )  # fmt: skip
-    right.button(
-        "New numbers", key=f"ex_new_{exercise.id}", on_click=_new_numbers, args=(exercise.id,),
-        help="Another variant of this exercise.",
     )  # fmt: skip
     if committed.get() is None:
         return
@@ -236,10 +243,6 @@ def _make_it_happen(exercise: Exercise, variant: Variant) -> None:
     if verdict.solved:
         progress.answered(exercise.id, True)
     _reveal(exercise, variant, answer, why=verdict.solved)
-    st.button(
-        "New numbers", key=f"ex_new_{exercise.id}", on_click=_new_numbers, args=(exercise.id,),
-        help="Another variant of this exercise.",
-    )  # fmt: skip
 
 
 def _edit_widgets(exercise: Exercise, variant: Variant) -> dict[str, Any]:
