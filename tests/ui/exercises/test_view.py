@@ -135,3 +135,36 @@ def test_bad_input_is_answered_and_kept_as_typed():
     at.text_area(key=_key(at, SURE, "Q")).input("1 2\n3 4").run()
     assert any("Q must have 1 row of 3 numbers; it has 2 × 2" in w.value for w in at.warning)
     assert at.text_area(key=_key(at, SURE, "Q")).value == "1 2\n3 4"
+
+
+@pytest.mark.parametrize("exercise_id", ["1a", "1b", "2b", "2c"])
+def test_the_answer_is_a_fragment_of_its_own_apart_from_the_task_above_it(monkeypatch, exercise_id):
+    # a check or an edit reruns only the answer's fragment: the task above it (its prompt, its
+    # matrices as LaTeX) is not sent again, so the browser redraws less of the lesson's page;
+    # "New numbers" is the exercise's (new numbers redraw the task too)
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+    from attnviz.lessons.exercises import get_exercise
+
+    drawn = []  # (kind, text, fragment id) of every element sent
+    enqueue = ScriptRunContext.enqueue
+
+    def recording(self, msg):
+        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+            element = msg.delta.new_element
+            kind = element.WhichOneof("type")
+            part = getattr(element, kind)
+            text = getattr(part, "label", "") or getattr(part, "body", "")
+            drawn.append((kind, text, msg.delta.fragment_id))
+        return enqueue(self, msg)
+
+    monkeypatch.setattr(ScriptRunContext, "enqueue", recording)
+    at = _open(exercise_id)
+    exercise = get_exercise(exercise_id)
+    prompt = exercise.make(_seed(at, exercise)).prompt
+    (task,) = {f for kind, text, f in drawn if kind == "markdown" and text == prompt}
+    (renew,) = {f for kind, text, f in drawn if text == "New numbers"}
+    answer = {f for kind, text, f in drawn if text in ("Check", "Commit my guess")}
+    answer |= {f for kind, _, f in drawn if kind in ("text_area", "checkbox", "selectbox")}
+    assert task and renew == task
+    assert len(answer) == 1 and task not in answer and "" not in answer
