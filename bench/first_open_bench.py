@@ -249,6 +249,8 @@ async def walk_in_app(context: Any, server: servers.Server, floor: servers.Serve
     try:
         for step in IN_APP + LESSON_STEPS:
             progress(f"first open in the app: {step.label}")
+            await page.bring_to_front()  # each tab is timed in front, as a user sees it (a
+            # background tab's timers and frames may be throttled)
             if step.path is not None:  # untimed: the page to click on, settled
                 runs = watcher.finished
                 await page.goto(f"{server.url}/{step.path}")
@@ -264,6 +266,7 @@ async def walk_in_app(context: Any, server: servers.Server, floor: servers.Serve
                 seen = await _click(page, watcher, role, name, step.label)
             visits.setdefault(IN_APP_KEY + step.label, []).append(seen)
             runs = floor_watcher.finished
+            await floor_page.bring_to_front()
             await floor_page.goto(f"{floor.url}/start?next={','.join(seen.spec) or '1.1.1'}")
             await settle(floor_page, floor_watcher, runs + 1, TIMEOUT_S)
             floors.setdefault(IN_APP_KEY + step.label, []).append(
