@@ -145,6 +145,10 @@ class Tally:
     def all_ms(self) -> list[float]:
         return [ms for values in self.latencies_ms.values() for ms in values]
 
+    def served_per_s(self) -> float:
+        """Interactions served per second of the window."""
+        return len(self.all_ms()) / max(self.seconds, 1e-9)
+
 
 @dataclass
 class Student:
@@ -457,7 +461,7 @@ def _figures(tallies: dict[tuple[str, int], Tally], levels: tuple[int, ...]) -> 
     rows = []
     for n in levels:
         ours, floor = tallies[("attnviz", n)], tallies[("floor", n)]
-        rate = [len(t.all_ms()) / max(t.seconds, 1e-9) for t in (ours, floor)]
+        rate = [t.served_per_s() for t in (ours, floor)]
         p95 = _percentile(ours.all_ms(), 95)
         target = f"< {TARGET_P95_MS:,.0f} ms" if n == TARGET_SESSIONS else "reported"
         met = (p95 is not None and p95 < TARGET_P95_MS) if n == TARGET_SESSIONS else None
@@ -479,7 +483,7 @@ def _figures(tallies: dict[tuple[str, int], Tally], levels: tuple[int, ...]) -> 
 
 def _hall_figures(ours: Tally, floor: Tally) -> list[Figure]:
     """The lecture hall's figures: attnviz against the floor in the same run (#43's targets)."""
-    rate = [len(t.all_ms()) / max(t.seconds, 1e-9) for t in (ours, floor)]
+    rate = [t.served_per_s() for t in (ours, floor)]
     p95 = [_percentile(t.all_ms(), 95) for t in (ours, floor)]
     n, k = HALL, HALL_REPLICAS
     where = f"{n} sessions on {k} replicas behind nginx"

@@ -140,8 +140,13 @@ def menu_links(at: AppTest, page: str) -> list[str]:
 
     at.session_state[PAGES_MENU.of(page).key] = True
     at.run()
-    menu = next(p for p in at.get("popover") if p.proto.popover.label == "Pages")
-    return [link.proto.label for link in menu.get("page_link")]
+    return [link.proto.label for link in pages_menu(at).get("page_link")]
+
+
+def pages_menu(at: AppTest):
+    """The Pages menu beside the title (its popover block)."""
+    (menu,) = [p for p in at.get("popover") if p.proto.popover.label == "Pages"]
+    return menu
 
 
 def follow_link(at: AppTest, url_path: str, **fields: str) -> None:

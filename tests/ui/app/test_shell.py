@@ -12,8 +12,7 @@ from attnviz.ui.pages import MODES
 def test_the_pages_menu_sends_its_links_only_while_open():
     at = ui.new_session("matrices")
     ui.assert_ok(at)
-    (menu,) = [p for p in at.get("popover") if p.proto.popover.label == "Pages"]
-    assert not menu.get("page_link")  # closed: each run of the page sends none of its links
+    assert not ui.pages_menu(at).get("page_link")  # closed: a run of the page sends no link
     labels = ui.menu_links(at, "matrices")
     assert labels[:3] == ["Start", "Glossary", "Class"]
     lessons, modes = labels[3 : 3 + len(LESSONS)], labels[3 + len(LESSONS) :]
@@ -21,5 +20,4 @@ def test_the_pages_menu_sends_its_links_only_while_open():
     assert modes == [mode.label for mode in MODES]
     at.session_state[PAGES_MENU.of("matrices").key] = False  # closed again
     at.run()
-    (menu,) = [p for p in at.get("popover") if p.proto.popover.label == "Pages"]
-    assert not menu.get("page_link")
+    assert not ui.pages_menu(at).get("page_link")
