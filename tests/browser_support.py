@@ -36,6 +36,7 @@ POLL_MS = 50  # how often a wait checks its condition in the page. Not Playwrigh
 # every animation frame: that keeps an idle page drawing 60 frames a second, ~13 % of a core
 # here while a test waits (measured 2026-11-27), taken from the server and the other tests
 SELECTION_S = 5  # most time a chart may take to select a clicked point (its own event, ~30 ms)
+HOVER_S = 10  # most time a point under the mouse may take to show its hover label (~50 ms)
 # Records which points a plotly chart selects next (its `plotly_selected` event), per attempt.
 _LISTEN_FOR_SELECTION = """(chart, attempt) => {
   window.__attnvizPicked = window.__attnvizPicked || {};
@@ -406,19 +407,26 @@ class App:
         select it. Plotly takes the clicked point from its latest hover, which it computes at
         most every 50 ms: a click sent with its own mouse move, while a hover of another point
         is still pending, picks that other point. If the page moved the point meanwhile (an
-        element above it drawn late pushes it down) or the chart did not select it, it aims
-        and clicks again, as a person would; what the app then does is the test's to check."""
+        element above it drawn late pushes it down), a rerun redrew the chart under the still
+        mouse (plotly shows no hover until the mouse moves again) or the chart did not select
+        it, it aims and clicks again, as a person would; what the app then does is the test's
+        to check."""
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         point = chart.locator("path.point").nth(index)
         hover = chart.locator(".hoverlayer .hovertext").filter(has_text=label)
         seen = []
-        for attempt in range(3):
+        for attempt in range(4):
             self.scroll_to(point)
             box = point.bounding_box()
             x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
             self.page.mouse.move(x, y)
-            hover.first.wait_for(timeout=WAIT_SECONDS * 1000)
+            try:
+                hover.first.wait_for(timeout=HOVER_S * 1000)
+            except PlaywrightTimeout:  # redrawn under a still mouse: plotly waits for a move
+                seen.append("no hover")
+                self.page.mouse.move(0, 0)
+                continue
             if point.bounding_box() == box:  # still under the mouse
                 chart.locator(".js-plotly-plot").evaluate(_LISTEN_FOR_SELECTION, attempt)
                 self.page.mouse.down()
