@@ -762,7 +762,7 @@ def test_step_by_step_view(at):
     assert len(ui.titles(at)) == 6  # every stage beside its formula
     at.number_input(key="cell_i").set_value(1).run()
     ui.assert_ok(at)
-    text = at.code[0].value
+    text = at.text[0].value
     assert "query i = 1, key j = 0" in text  # typed matrices: no token beside the numbers
     assert "q_i · k_j = 0×1 + 1×2 + 0×3 = 2" in text
     assert "6. weight   0.176921 / 1.17692 = 0.150325" in text
@@ -774,8 +774,8 @@ def test_step_by_step_view(at):
     at.number_input(key="cell_i").set_value(0)
     at.number_input(key="cell_j").set_value(1).run()
     ui.assert_ok(at)
-    assert "3. mask     blocked: M = −∞, logit = −∞" in at.code[0].value
-    assert "6. weight   0 / 1 = 0" in at.code[0].value
+    assert "3. mask     blocked: M = −∞, logit = −∞" in at.text[0].value
+    assert "6. weight   0 / 1 = 0" in at.text[0].value
 
 
 def test_compare_view(at):
@@ -916,8 +916,8 @@ def test_url_sets_the_controls_and_the_view():
     ui.assert_ok(at)
     assert at.toggle(key="causal").value is True
     assert at.text_area(key="q_text").value == "0 1 0\n1 0 0"
-    assert "q_i · k_j = 1×1 + 0×2 + 0×3 = 1" in at.code[0].value  # query 1 is now [1, 0, 0]
-    assert "6. weight   0.176921 / 1.17692 = 0.150325" in at.code[0].value
+    assert "q_i · k_j = 1×1 + 0×2 + 0×3 = 1" in at.text[0].value  # query 1 is now [1, 0, 0]
+    assert "6. weight   0.176921 / 1.17692 = 0.150325" in at.text[0].value
 
 
 def test_url_restores_sentences():
@@ -982,7 +982,7 @@ def test_sentences_show_how_q_k_v_are_made(at):
     np.testing.assert_allclose(q, enc.inputs[0] @ enc.params["W_Q"], atol=1e-5)  # float64 here
     at.radio(key="qkv_matrix").set_value("V").run()
     at.number_input(key="qkv_i").set_value(3).run()
-    text = at.code[0].value
+    text = at.text[0].value
     assert text.startswith("V[3, 0]: token 3 (the), feature 0")
     assert f"= {enc.value[0, 3, 0]:.6g}" in text
     at.toggle(key="pos").set_value(False).run()  # the two "the" rows are now the same

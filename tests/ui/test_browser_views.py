@@ -23,6 +23,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from attnviz.ui.pages.multihead import HEADS_TITLE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+WORKED = '[class*="st-key-worked-"] [data-testid="stText"]'  # messages.worked's text
 
 
 def test_sentences_show_padding_tokens_as_text(app: App):
@@ -57,7 +58,7 @@ def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
     assert app.text(SENTENCES) == attack
     assert_harmless(app)
     app.open_tab("Step by step")  # tokens also appear in captions and the arithmetic
-    app.page.locator('[data-testid="stCode"]').filter(has_text="(<)").first.wait_for()
+    app.page.locator(WORKED).filter(has_text="(<)").first.wait_for()
     assert_harmless(app)
 
     app.wait_for_query({"sentences": [attack]})
@@ -65,6 +66,22 @@ def test_html_in_a_sentence_is_shown_as_text_and_runs_nothing(open_app):
     shared.wait_for_text(SENTENCES, attack)
     shared.wait_for_ticks(WEIGHTS, "onerror")
     assert_harmless(shared)
+
+
+def test_worked_arithmetic_is_plain_monospace_text_without_the_code_highlighter(open_app):
+    # Lesson 1 opens on the step view: a cell's arithmetic, its columns lined up by spaces, in
+    # the code font; a new tab loads no syntax highlighter for it (1.5 MB, ~0.3 s to compile)
+    app = open_app(new_tab=True)
+    app.open(f"{app.url}/lesson-1")
+    box = app.page.locator(WORKED).first
+    box.wait_for()
+    text = box.inner_text()
+    assert "1. score    " in text and "\n6. weight   " in text, text  # spaces and lines kept
+    font = box.locator("span").evaluate("e => getComputedStyle(e).fontFamily")
+    assert "Source Code Pro" in font, font
+    loaded = app.page.evaluate("performance.getEntriesByType('resource').map((e) => e.name)")
+    assert not [name for name in loaded if "SyntaxHighlighter" in name], loaded
+    assert app.errors == []
 
 
 def assert_harmless(app: App) -> None:

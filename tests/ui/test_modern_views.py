@@ -73,7 +73,7 @@ def test_rope_rotates_q_and_k_and_the_positions_view_shows_the_pattern():
         assert np.ptp(np.diagonal(probe, offset)) < 1e-5  # constant along every diagonal
     assert ui.chart(at, "The score depends only on the offset")
     ui.open_view(at, "Step by step")
-    assert "0. RoPE     turn feature pairs (k, k + 2)" in at.code[0].value
+    assert "0. RoPE     turn feature pairs (k, k + 2)" in at.text[0].value
 
 
 def test_alibi_adds_a_bias_stage_and_a_slope_per_head():

@@ -8,6 +8,7 @@ import streamlit as st
 from attnviz.drawing.construction import projection_text, side_of
 from attnviz.inputs.problem import Problem
 from attnviz.ui.frame.charts import made_from_tokens
+from attnviz.ui.frame.messages import worked
 from attnviz.ui.frame.state import slot
 
 QKV_MATRIX = slot("qkv_matrix", "Q", url=True)  # the matrix of the cell explained
@@ -49,4 +50,4 @@ def _projection_cell(sides) -> None:
     t, d = side.outputs[matrix].shape
     i = int(middle.number_input(f"Token (0 – {t - 1})", 0, t - 1, 0, **QKV_I.index_widget(t)))
     j = int(right.number_input(f"Feature (0 – {d - 1})", 0, d - 1, 0, **QKV_J.index_widget(d)))
-    st.code(projection_text(side, matrix, i, j), language=None, wrap_lines=True)
+    worked(projection_text(side, matrix, i, j), "projection")

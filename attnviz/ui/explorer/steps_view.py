@@ -18,7 +18,7 @@ from attnviz.drawing.stages import (
     stage_texts,
 )
 from attnviz.ui.frame.charts import chart
-from attnviz.ui.frame.messages import plain
+from attnviz.ui.frame.messages import plain, worked
 from attnviz.ui.frame.presenter import chart_columns
 from attnviz.ui.frame.state import slot
 
@@ -79,5 +79,5 @@ def _cell_arithmetic(view: SequenceView) -> tuple[int, int]:
     if named(j, view.cols) != str(j):
         right.caption(f"key {j}: {plain(view.cols[j])}")
     step = explain_cell(view.result, view.query, view.key, int(i), int(j))
-    st.code(cell_text(step, view), language=None, wrap_lines=True)
+    worked(cell_text(step, view), "cell")
     return i, j

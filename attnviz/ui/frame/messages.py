@@ -1,4 +1,5 @@
-"""Messages next to the input that caused them, and user text made safe for markdown."""
+"""Messages next to the input that caused them, user text made safe for markdown, and worked
+arithmetic shown as plain monospace text."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from attnviz.core.words import plural
 T = TypeVar("T")
 MARKDOWN_SPECIALS = "\\[]$"  # links and images need [ ], and $ starts LaTeX
 ERROR_ICON = ":material/error:"
+WORKED_KEY = "worked"  # the key prefix of `worked`'s containers, which the page's style sets
+# in the code font (`presenter.WORKED_STYLE`)
 
 
 def plain(text: object) -> str:
@@ -19,6 +22,15 @@ def plain(text: object) -> str:
     a backslash before [ ] and $ so it can never become a link, an image or LaTeX. (Streamlit
     never renders HTML in markdown, so < and > show as typed.)"""
     return "".join("\\" + c if c in MARKDOWN_SPECIALS else c for c in str(text))
+
+
+def worked(text: str, key: str) -> None:
+    """Worked arithmetic, lines aligned by spaces (it may hold user input: plain text, never
+    markup), in the code font on a tinted box. `st.code` showed it the same way, but its syntax
+    highlighter is a 1.5 MB module that each new tab loads and compiles (~0.3 s of the browser's
+    main thread) to highlight text with no syntax; `st.text` keeps every space and line break."""
+    with st.container(key=f"{WORKED_KEY}-{key}"):
+        st.text(text, width="stretch")
 
 
 def counted(n: int, thing: str) -> str:

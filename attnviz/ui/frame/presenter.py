@@ -12,6 +12,7 @@ import streamlit as st
 
 from attnviz.drawing.projector import fonts_for_projector, for_projector
 from attnviz.ui.frame.loading import hidden_script
+from attnviz.ui.frame.messages import WORKED_KEY
 from attnviz.ui.frame.state import slot
 
 PRESENT = slot("present", False, url=True, kept=True)  # the presenter view is on
@@ -20,6 +21,12 @@ LABEL_SCALE = 1.25  # ... the model view's: its 12 px labels at 15 px, what the 
 # above each layer's cells holds beside a top head's outline (at 18 px a title ran into them)
 FORMULA_ROOM = ".katex-display { padding: 0.25em 0; }"  # Streamlit's formula box hides what
 # overflows its height: a fraction's bar or a superscript lost 2-6 px at its edges
+WORKED_STYLE = (  # `messages.worked`: plain text in the code font, as `st.code` drew it
+    f'[class*="st-key-{WORKED_KEY}-"] [data-testid="stText"] {{ padding: 1rem; '
+    "border-radius: 0.5rem; background: rgba(128, 128, 128, 0.08); }"
+    f'[class*="st-key-{WORKED_KEY}-"] [data-testid="stText"] > span {{ '
+    'font-family: "Source Code Pro", monospace; font-size: 0.875rem; line-height: 1.6; }'
+)
 SETTINGS_KEY = "presenter-settings"  # the container of the sidebar's controls while presenting
 SETTINGS_LABEL = "The sidebar's settings"  # ... and its expander's label
 MORE_KEY = "more-controls"  # the container of the controls a lesson folds away
@@ -28,6 +35,7 @@ WHERE = {False: "in the sidebar", True: "in the settings above the charts"}  # w
 # controls are, in words (`where_settings`), by whether the presenter view is on
 STYLE = f"""<style>
 {FORMULA_ROOM}
+{WORKED_STYLE}
 html {{ font-size: 21px; }}
 [data-testid="stMainBlockContainer"] {{ max-width: 100%; padding-left: 2rem; padding-right: 2rem; }}
 .st-key-{SETTINGS_KEY}, .st-key-{MORE_KEY} {{
@@ -45,6 +53,7 @@ _RUN = threading.local()  # this script run's place for the sidebar's controls (
 NARROW_STYLE = (
     "<style>"
     + FORMULA_ROOM
+    + WORKED_STYLE
     + """
 @media (max-width: 640px) {
   .js-plotly-plot g.heatmap-label text { font-size: 9px !important; }
