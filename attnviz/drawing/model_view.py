@@ -500,7 +500,12 @@ def head_map(
     )  # fmt: skip
 
 
-_BARE_AXIS = dict(showgrid=False, zeroline=False, fixedrange=True)  # no grid, no zoom
+_BARE_AXIS = dict(
+    showgrid=False,
+    zeroline=False,
+    fixedrange=True,  # no grid, no zoom
+    ticklabeloverflow="allow",
+)  # no check of every label's box: see `label_axis`
 
 
 def _colour_range(values: np.ndarray, digits: int) -> dict[str, float]:

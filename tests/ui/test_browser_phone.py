@@ -2,6 +2,7 @@
 or runs off the right edge, tick labels never overlap, and the line view answers a tap as it
 answers a hover. Measured on the language model's page, which has every kind of element: bar
 and heat maps, the model view, a head table, a formula, a line view and the KV cache's chart.
+Also, on a phone and a desktop, a heatmap's printed values never run together.
 
 Fixtures, the `App` helper and the labels live in `browser_support.py`.
 """
@@ -115,6 +116,32 @@ OVERLAPPING_TICKS = """() => {
 }"""
 
 
+# A heatmap's printed values shown that touch the one before them in their row: [chart, value,
+# value]; and how many values are shown and hidden in all.
+TOUCHING_VALUES = """() => {
+  const hits = [];
+  let shown = 0, hidden = 0;
+  for (const div of document.querySelectorAll('.js-plotly-plot')) {
+    const title = (div.querySelector('.gtitle') || {}).textContent || '(untitled)';
+    for (const text of div.querySelectorAll('g.hm g.heatmap-label > text')) {
+      if (getComputedStyle(text).display === 'none'
+          || getComputedStyle(text.parentNode).display === 'none') hidden += 1; else shown += 1;
+    }
+    const texts = Array.from(div.querySelectorAll('g.hm g.heatmap-label > text')).filter(
+      (t) => getComputedStyle(t).display !== 'none'
+             && getComputedStyle(t.parentNode).display !== 'none');
+    for (let k = 1; k < texts.length; k++) {
+      const a = texts[k - 1].getBoundingClientRect(), b = texts[k].getBoundingClientRect();
+      if (Math.abs(a.top - b.top) < 1 && a.right > b.left && b.right > a.left) {
+        hits.push([title, texts[k - 1].textContent, texts[k].textContent]);
+      }
+    }
+  }
+  return [hits, shown, hidden];
+}"""
+LONG_TOKENS = "Internationalization of extraordinarily incomprehensible characteristics happens"
+
+
 @pytest.fixture
 def phone(browser, app_url: str) -> Iterator[App]:
     """The app in a tab of a phone: its screen's size, a touch screen (no hover: plotly's and
@@ -150,6 +177,22 @@ def test_on_a_phone_nothing_covers_a_title_runs_off_the_edge_or_overlaps(phone: 
     assert app.read(TOOLBAR_ON_TITLE) == []
     assert app.read(TABLE_TOOLBAR_ON_ABOVE) == []  # the next tokens' table, under the chart
     assert app.read(OFF_THE_EDGE) == []
+    assert not app.errors
+
+
+@pytest.mark.parametrize("screen", ["phone", "desktop"])
+def test_a_heatmaps_printed_values_never_run_together(screen, phone: App, open_app):
+    # Long tokens beside the cells leave each cell ~26 px on a phone and ~45 px in a desktop's
+    # column: values like "-0.0751" ran into their neighbours ("-0.0751-0.0851"). They are
+    # printed smaller, or not at all (a tap or the hover gives each cell's value).
+    app = phone if screen == "phone" else open_app()
+    app.open(f"{app.url}/sentences?sentences={LONG_TOKENS.replace(' ', '+')}", charts=6)
+    app.wait_for_ticks("Attention weights", "happens")
+    app.page.wait_for_timeout(500)  # the charts' script has run after their last draw
+    hits, shown, hidden = app.read(TOUCHING_VALUES)
+    assert hits == [], hits
+    if screen == "desktop":  # room for most of them: printed, smaller where needed
+        assert shown > hidden, (shown, hidden)
     assert not app.errors
 
 

@@ -84,7 +84,8 @@ NARROW_STYLE = (
 # is made before the browser knows its width), the labels ran into each other. This script,
 # our own constant text, hides every tick label that would touch the one kept before it on
 # its axis, each time plotly draws a chart: rotated labels need their line height across,
-# level ones their width. Labels hidden stay in the hover (every cell's name is there). The
+# level ones their width. Labels hidden stay in the hover (every cell's name is there). So do a
+# heatmap's printed values: where two in a row would touch, smaller, or else all hidden. The
 # same script puts a second image button in every chart's toolbar: SVG beside the PNG. (Streamlit
 # passes it through DOMPurify, which drops a script whose text has "<" before a letter, "/" or
 # "!": no markup in it, and comparisons spaced.)
@@ -162,7 +163,36 @@ CHART_SCRIPT = r"""<script>
     group.appendChild(button);
     camera.parentNode.after(group);  // a group of its own: inside the camera's it wrapped
   };
-  const drawn = (div) => { thin(div); addSvgButton(div); };
+  // A heatmap's printed values where two in a row would touch (a narrow column, long tokens
+  // beside the cells): a smaller font, and if they still touch none of them (the hover gives
+  // every cell's value).
+  const touching = (texts) => {
+    const boxes = texts.map((t) => t.getBoundingClientRect());  // one layout for all
+    for (let k = 1; k < boxes.length; k++) {
+      const a = boxes[k - 1], b = boxes[k];
+      const row = Math.abs(a.top - b.top) < 1 && Math.abs(a.bottom - b.bottom) < 1;
+      if (row && a.width > 0 && a.right + GAP > b.left && b.right + GAP > a.left) return true;
+    }
+    return false;
+  };
+  const values = (div) => {
+    for (const map of div.querySelectorAll("g.hm")) {
+      const texts = Array.from(map.querySelectorAll("g.heatmap-label > text"));
+      texts.forEach((t) => {  // as plotly drew it: its size (unless it is ours), shown
+        const ours = t.dataset.attnvizSmaller;
+        if (!ours || t.style.fontSize !== ours) t.dataset.attnvizSize = t.style.fontSize;
+        t.style.fontSize = t.dataset.attnvizSize;
+        t.style.display = "";
+        delete t.dataset.attnvizSmaller;
+      });
+      if (!touching(texts)) continue;
+      const size = parseFloat(getComputedStyle(texts[0]).fontSize) || 12;
+      const smaller = `${Math.max(8, Math.round(0.8 * size))}px`;
+      texts.forEach((t) => { t.style.fontSize = smaller; t.dataset.attnvizSmaller = smaller; });
+      if (touching(texts)) texts.forEach((t) => { t.style.display = "none"; });
+    }
+  };
+  const drawn = (div) => { thin(div); values(div); addSvgButton(div); };
   const watch = () => {
     for (const div of document.querySelectorAll(".js-plotly-plot")) {
       if (div.__attnvizTicks || typeof div.on !== "function") continue;
