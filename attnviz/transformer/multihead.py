@@ -237,15 +237,25 @@ def _run_heads(
     }
 
 
+def _per_head(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """`(B, T, D) x (H, D, Dk) -> (B, H, T, Dk)` as one matrix product `(B·T, D) x (D, H·Dk)`.
+    numpy's `einsum("btd,hdk->bhtk")` runs its own loop instead: at the decoder page's largest
+    sizes (64 sequences of 5 tokens, d_model 512, 16 heads, 12 layers) 1.2 s, against ~20 ms."""
+    b, t, d = x.shape
+    h, _, k = w.shape
+    flat = np.matmul(x.reshape(b * t, d), w.transpose(1, 0, 2).reshape(d, h * k))  # (B·T, H·Dk)
+    return np.ascontiguousarray(flat.reshape(b, t, h, k).transpose(0, 2, 1, 3))
+
+
 def _project(q, k, v, params, settings: AttentionSettings) -> dict[str, Any]:
     """Each head's queries, keys and values (K/V repeated over each group), rotated by RoPE
     or with ALiBi's bias `(H, T, S)` as asked."""
     h, g = params["W_Q"].shape[0], params["W_K"].shape[0]
     # (B, T, D) x (H, D, Dk) -> (B, H, T, Dk); keys and values likewise with G heads. In numpy:
-    # three small float32 products, each ~15x cheaper than an eager Keras einsum
-    q_heads = np.einsum("btd,hdk->bhtk", q, params["W_Q"])  # (B, H, T, Dk)
-    k_shared = np.einsum("bsd,gdk->bgsk", k, params["W_K"])  # (B, G, S, Dk)
-    v_shared = np.einsum("bsd,gdv->bgsv", v, params["W_V"])  # (B, G, S, Dv)
+    # three float32 products, each ~15x cheaper than an eager Keras einsum at small sizes
+    q_heads = _per_head(q, params["W_Q"])  # (B, H, T, Dk)
+    k_shared = _per_head(k, params["W_K"])  # (B, G, S, Dk)
+    v_shared = _per_head(v, params["W_V"])  # (B, G, S, Dv)
 
     def repeat(x: np.ndarray) -> np.ndarray:
         """`(B, G, …) -> (B, H, …)`: each K/V head once per query head of its group."""
