@@ -111,14 +111,14 @@ def test_the_page_loads_the_chart_code_in_a_hidden_container(fresh):
     assert len(script) == 1 and all(
         e.proto.unsafe_allow_javascript for e in fresh.get("html") if "<script>" in e.proto.body
     )
-    # the page's only other script is our own constant one (tick labels, the SVG button)
-    (ours,) = [b for b in html if "<script>" in b and b not in script]
-    assert ours.startswith(presenter.CHART_SCRIPT)
+    # the page's only script: its own constant ones (tick labels, the SVG button) and style
+    # are in the page's head (`head.PageHead`), not elements of every run
+    assert [b for b in html if "<script>" in b] == script
+    assert presenter.NARROW_STYLE not in html and presenter.CHART_SCRIPT not in "".join(html)
     chunk = re.search(r"'(PlotlyChart\.[\w-]+\.js)'", script[0]).group(1)
     assert (Path(st.__file__).parent / "static" / "static" / "js" / chunk).is_file()
-    for key, body in ((loading.CHART_CODE_KEY, script[0]), (presenter.CHART_SCRIPT_KEY, ours)):
-        hidden = f".st-key-{key}, :has(> .st-key-{key})"  # it and its wrapper: no gap
-        assert body.endswith(f"</script><style>{hidden} {{display: none}}</style>")
+    hidden = f".st-key-{loading.CHART_CODE_KEY}, :has(> .st-key-{loading.CHART_CODE_KEY})"
+    assert script[0].endswith(f"</script><style>{hidden} {{display: none}}</style>")  # no gap
     assert not [b for b in html if b.startswith("<style>.st-key-")]  # no element of its own
 
 

@@ -4,8 +4,8 @@
 app.py` (the checkout's entry, which builds its `st.App` from the same `PAGE` and `lifespan`)
 serve the page script `attnviz/ui/app/page.py` once per session and per rerun.
 
-Its middleware (`history.HistoryScript`) puts a script in the page's head that gives each thing
-the user does one browser-history entry.
+Its middleware (`head.PageHead`) puts in every page's head a script that gives each thing the
+user does one browser-history entry, the phone's style and the charts' script.
 
 The lifespan hook starts a background thread that imports TensorFlow and traces the attention
 graph as soon as the first page has drawn its inputs and controls (or 10 s after the server
@@ -29,12 +29,12 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from attnviz.core.redis_url import redis_url_from_env
-from attnviz.ui.app.history import HistoryScript
+from attnviz.ui.app.head import PageHead
 from attnviz.ui.classroom import watch  # light: the classes are imported when first followed
 from attnviz.ui.frame.server_config import WARM_UP_ENV
 
 PAGE = Path(__file__).resolve().parent / "page.py"  # the page script, found wherever installed
-MIDDLEWARE = [Middleware(HistoryScript)]  # one history entry per thing the user does (`history`)
+MIDDLEWARE = [Middleware(PageHead)]  # every page's head: its history script, style, chart script
 
 
 @asynccontextmanager

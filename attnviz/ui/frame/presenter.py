@@ -1,7 +1,8 @@
 """The presenter view, for a projector: the sidebar collapsed (its controls drawn in the page
 instead), larger text and charts, one chart per row. A switch at the top of every page, kept in
 the URL (`?present=true`), so a teacher's link opens straight into it. Also here: what makes the
-charts and formulas fit a phone (`NARROW_STYLE`, `CHART_SCRIPT`).
+charts and formulas fit a phone (`NARROW_STYLE`, `CHART_SCRIPT`), which every page's head holds
+(`PAGE_HEAD`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import threading
 import streamlit as st
 
 from attnviz.drawing.projector import fonts_for_projector, for_projector
-from attnviz.ui.frame.loading import hidden_script
 from attnviz.ui.frame.messages import WORKED_KEY
 from attnviz.ui.frame.state import slot
 
@@ -34,8 +34,6 @@ MORE_LABEL = "More controls"  # ... and its expander's label (closed)
 WHERE = {False: "in the sidebar", True: "in the settings above the charts"}  # where the
 # controls are, in words (`where_settings`), by whether the presenter view is on
 STYLE = f"""<style>
-{FORMULA_ROOM}
-{WORKED_STYLE}
 html {{ font-size: 21px; }}
 [data-testid="stMainBlockContainer"] {{ max-width: 100%; padding-left: 2rem; padding-right: 2rem; }}
 .st-key-{SETTINGS_KEY}, .st-key-{MORE_KEY} {{
@@ -43,7 +41,8 @@ html {{ font-size: 21px; }}
 }}
 .st-key-{SETTINGS_KEY} > *, .st-key-{MORE_KEY} > * {{ break-inside: avoid; margin-bottom: 0.6rem; }}
 .st-key-{SETTINGS_KEY} h3, .st-key-{MORE_KEY} h3 {{ font-size: 1.15rem; padding: 0.2rem 0; }}
-</style>"""  # our own constant CSS: larger text, the whole width, the controls in columns
+</style>"""  # our own constant CSS: larger text, the whole width, the controls in columns (the
+# rest of the page's style, `NARROW_STYLE`, is in its head whether presenting or not)
 _RUN = threading.local()  # this script run's place for the sidebar's controls (`controls`)
 # On a phone a heatmap of 8-12 columns gets 20-30 px a cell, too narrow for its printed values
 # at the charts' 11-13 px: they ran into each other. There the values are smaller, and a heatmap
@@ -86,10 +85,8 @@ NARROW_STYLE = (
 # its axis, each time plotly draws a chart: rotated labels need their line height across,
 # level ones their width. Labels hidden stay in the hover (every cell's name is there). So do a
 # heatmap's printed values: where two in a row would touch, smaller, or else all hidden. The
-# same script puts a second image button in every chart's toolbar: SVG beside the PNG. (Streamlit
-# passes it through DOMPurify, which drops a script whose text has "<" before a letter, "/" or
-# "!": no markup in it, and comparisons spaced.)
-CHART_SCRIPT_KEY = "chart-script"  # the hidden container of `CHART_SCRIPT`
+# same script puts a second image button in every chart's toolbar: SVG beside the PNG. It is in
+# every page's head (`PAGE_HEAD`), before the page has a body: it watches the whole document.
 CHART_SCRIPT = r"""<script>
 (() => {
   if (window.__attnvizTicks) return;
@@ -204,10 +201,12 @@ CHART_SCRIPT = r"""<script>
   let queued = false;
   new MutationObserver(() => {
     if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; watch(); }); }
-  }).observe(document.body, { childList: true, subtree: true });
+  }).observe(document.documentElement, { childList: true, subtree: true });
   watch();
 })();
 </script>"""
+PAGE_HEAD = NARROW_STYLE + CHART_SCRIPT  # our own constant text, in every page's `<head>`
+# (`attnviz.ui.app.head`): once per page load instead of an element on every run
 
 
 def presenting() -> bool:
@@ -224,10 +223,10 @@ def presenter_switch() -> None:
         "chart per row. Every chart's toolbar also shows it full screen.",
         **PRESENT.widget(),
     )
-    st.html(STYLE if presenting() else NARROW_STYLE)
+    if presenting():  # the phone's style and the charts' script are in every page's head
+        st.html(STYLE)  # (`PAGE_HEAD`): sent once per page load, not on every run
     _RUN.slot = _RUN.area = _RUN.more = _RUN.groups = None  # a new run: its controls' place
     # is made when first needed; every group in view (not a lesson)
-    hidden_script(CHART_SCRIPT_KEY, CHART_SCRIPT)
 
 
 def controls_here(groups: tuple[str, ...] | None = None) -> None:

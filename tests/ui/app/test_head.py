@@ -1,6 +1,7 @@
-"""Tests for ui/app/history.py: the server puts the history script first in every HTML page's
-head, plain or gzipped, with the length corrected, and leaves everything else as it is. (What
-the script does in a browser: tests/ui/test_browser_lessons.py.)"""
+"""Tests for ui/app/head.py: the server puts the page head (the history script first, then the
+phone's style and the charts' script) first in every HTML page's head, plain or gzipped, with
+the length corrected, and leaves everything else as it is. (What the scripts do in a browser:
+tests/ui/test_browser_lessons.py, the history; tests/ui/test_browser_phone.py, the charts.)"""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ import asyncio
 import gzip
 from concurrent.futures import ThreadPoolExecutor
 
-from attnviz.ui.app.history import HISTORY_SCRIPT, HistoryScript
+from attnviz.ui.app.head import PAGE_HEAD, PageHead
+from attnviz.ui.app.history import HISTORY_SCRIPT
+from attnviz.ui.frame.presenter import CHART_SCRIPT, NARROW_STYLE
 
 PAGE = b"<!doctype html><html><head><meta charset='UTF-8'></head><body></body></html>"
 
 
 def _serve(body: bytes, kind: bytes, encoding: bytes | None = None, method: str = "GET",
            chunks: int = 1) -> tuple[dict, bytes]:  # fmt: skip
-    """What `HistoryScript` sends for a response of `body`, as (start, body)."""
+    """What `PageHead` sends for a response of `body`, as (start, body)."""
     headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
     if encoding:
         headers.append((b"content-encoding", encoding))
@@ -34,7 +37,7 @@ def _serve(body: bytes, kind: bytes, encoding: bytes | None = None, method: str 
 
     scope = {"type": "http", "method": method, "path": "/matrices"}
     with ThreadPoolExecutor(1) as thread:  # a loop of its own: the test's thread may run one
-        thread.submit(asyncio.run, HistoryScript(app)(scope, None, send)).result()
+        thread.submit(asyncio.run, PageHead(app)(scope, None, send)).result()
     start = next(m for m in sent if m["type"] == "http.response.start")
     return start, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
 
@@ -44,15 +47,22 @@ def _length(start: dict) -> int:
     return int(value)
 
 
-def test_an_html_page_gets_the_script_first_in_its_head():
+def test_the_head_is_the_history_script_then_the_style_and_the_chart_script():
+    assert HISTORY_SCRIPT + (NARROW_STYLE + CHART_SCRIPT).encode() == PAGE_HEAD
+    # ASCII only: it stands before the page's <meta charset>, which a browser looks for in the
+    # first 1024 bytes when the response does not say its encoding
+    assert PAGE_HEAD.isascii()
+
+
+def test_an_html_page_gets_the_head_first_in_its_head():
     start, body = _serve(PAGE, b"text/html; charset=utf-8", chunks=3)
-    assert body.startswith(b"<!doctype html><html><head>" + HISTORY_SCRIPT + b"<meta")
-    assert _length(start) == len(body) == len(PAGE) + len(HISTORY_SCRIPT)
+    assert body.startswith(b"<!doctype html><html><head>" + PAGE_HEAD + b"<meta")
+    assert _length(start) == len(body) == len(PAGE) + len(PAGE_HEAD)
 
 
 def test_a_gzipped_page_is_edited_and_gzipped_again():
     start, body = _serve(gzip.compress(PAGE), b"text/html", encoding=b"gzip")
-    assert gzip.decompress(body) == PAGE.replace(b"<head>", b"<head>" + HISTORY_SCRIPT)
+    assert gzip.decompress(body) == PAGE.replace(b"<head>", b"<head>" + PAGE_HEAD)
     assert _length(start) == len(body)
 
 
