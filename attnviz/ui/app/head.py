@@ -1,7 +1,7 @@
 """What the server puts first in every page's `<head>`, before Streamlit's own code runs
 (`PageHead`, a middleware): one history entry per thing the user does (`history`), and what
 every page's charts and formulas need, our own constant style and script
-(`attnviz.ui.frame.presenter.PAGE_HEAD`: the phone's style, the charts' tick labels, printed
+(`attnviz.ui.frame.presenter.HEAD_HTML`: the phone's style, the charts' tick labels, printed
 values and SVG button). Sent once per page load: as elements of the page, they were three of
 the elements every run of every page sent.
 """
@@ -12,9 +12,9 @@ import gzip
 from typing import Any
 
 from attnviz.ui.app.history import HISTORY_SCRIPT
-from attnviz.ui.frame.presenter import PAGE_HEAD as FRAME_HEAD
+from attnviz.ui.frame.presenter import HEAD_HTML
 
-PAGE_HEAD = HISTORY_SCRIPT + FRAME_HEAD.encode()  # the history script first: before any push
+PAGE_HEAD = HISTORY_SCRIPT + HEAD_HTML.encode()  # the history script first: before any push
 
 
 class PageHead:

@@ -106,15 +106,12 @@ def load_chart_code() -> None:
     chunk = _chart_chunk()
     if chunk is None:  # another Streamlit build: its charts load their code as usual
         return
-    hidden_script(CHART_CODE_KEY, _CHART_CODE_SCRIPT.format(chunk=chunk))
-
-
-def hidden_script(key: str, script: str) -> None:
-    """`script` (an HTML `<script>`) in a container of `key` that takes no space, not even a
-    gap: the style hiding the container and its wrapper follows the script in one element (one
-    message on every run, not two; DOMPurify drops a leading `<style>`)."""
-    hidden = f".st-key-{key}, :has(> .st-key-{key})"
-    with st.container(key=key):
+    # the script in a container that takes no space, not even a gap: the style hiding the
+    # container and its wrapper follows the script in one element (one message on every run,
+    # not two; DOMPurify drops a leading `<style>`)
+    script = _CHART_CODE_SCRIPT.format(chunk=chunk)
+    hidden = f".st-key-{CHART_CODE_KEY}, :has(> .st-key-{CHART_CODE_KEY})"
+    with st.container(key=CHART_CODE_KEY):
         st.html(f"{script}<style>{hidden} {{display: none}}</style>", unsafe_allow_javascript=True)
 
 

@@ -2,7 +2,7 @@
 instead), larger text and charts, one chart per row. A switch at the top of every page, kept in
 the URL (`?present=true`), so a teacher's link opens straight into it. Also here: what makes the
 charts and formulas fit a phone (`NARROW_STYLE`, `CHART_SCRIPT`), which every page's head holds
-(`PAGE_HEAD`).
+(`HEAD_HTML`).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ NARROW_STYLE = (
 # level ones their width. Labels hidden stay in the hover (every cell's name is there). So do a
 # heatmap's printed values: where two in a row would touch, smaller, or else all hidden. The
 # same script puts a second image button in every chart's toolbar: SVG beside the PNG. It is in
-# every page's head (`PAGE_HEAD`), before the page has a body: it watches the whole document.
+# every page's head (`HEAD_HTML`), before the page has a body: it watches the whole document.
 CHART_SCRIPT = r"""<script>
 (() => {
   if (window.__attnvizTicks) return;
@@ -205,7 +205,7 @@ CHART_SCRIPT = r"""<script>
   watch();
 })();
 </script>"""
-PAGE_HEAD = NARROW_STYLE + CHART_SCRIPT  # our own constant text, in every page's `<head>`
+HEAD_HTML = NARROW_STYLE + CHART_SCRIPT  # our own constant text, in every page's `<head>`
 # (`attnviz.ui.app.head`): once per page load instead of an element on every run
 
 
@@ -224,7 +224,7 @@ def presenter_switch() -> None:
         **PRESENT.widget(),
     )
     if presenting():  # the phone's style and the charts' script are in every page's head
-        st.html(STYLE)  # (`PAGE_HEAD`): sent once per page load, not on every run
+        st.html(STYLE)  # (`HEAD_HTML`): sent once per page load, not on every run
     _RUN.slot = _RUN.area = _RUN.more = _RUN.groups = None  # a new run: its controls' place
     # is made when first needed; every group in view (not a lesson)
 
