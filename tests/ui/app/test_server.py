@@ -166,3 +166,18 @@ def test_a_page_opened_while_the_server_warms_up_says_so_until_it_is_drawn(tabs)
     finally:
         tabs.give_back(page)
         server.stop()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uvloop has no Windows build (not pinned)")
+def test_the_server_runs_its_event_loop_on_uvloop():
+    # Streamlit's uvicorn settings name no loop, so uvicorn takes uvloop when it is installed
+    # (requirements.txt): each element a run sends costs the loop less than asyncio's own
+    import uvicorn
+    from streamlit.web.server.starlette.starlette_server import _get_uvicorn_config_kwargs
+
+    config = uvicorn.Config(app=lambda scope, receive, send: None, **_get_uvicorn_config_kwargs())
+    loop = config.get_loop_factory()()
+    try:
+        assert type(loop).__module__.split(".")[0] == "uvloop", type(loop)
+    finally:
+        loop.close()
