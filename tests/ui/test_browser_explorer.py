@@ -51,6 +51,19 @@ def test_first_load_paints_the_heatmaps(open_app):
     assert len([name for name in loaded if "/PlotlyChart." in name]) == 1, loaded
 
 
+def test_a_page_below_the_root_asks_for_the_server_once_at_the_root(app: App):
+    # Streamlit's front end asked the page's own path first (/sentences/_stcore/health: Not
+    # Found), then, after a retry's wait, the root; told where the server is (ui/app/head.py's
+    # server_root), it asks the root at once
+    app.open(f"{app.url}/sentences?x=1", charts=1)
+    asked = app.read(
+        "() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)"
+        ".filter((path) => path.includes('/_stcore/') && !path.includes('/_stcore/stream'))"
+    )
+    assert sorted(asked) == ["/_stcore/health", "/_stcore/host-config"], asked
+    assert app.exceptions() == 0 and app.errors == []
+
+
 def test_the_chart_code_loads_once_the_controls_are_drawn_with_no_chart_yet(open_app):
     # Q and K of different widths: the results say why and draw no chart, yet the page asked
     # for the results (loading.back_end), so the chart code is loading (loading.load_chart_code)

@@ -4,12 +4,21 @@ every page's charts and formulas need, our own constant style and script
 (`attnviz.ui.frame.presenter.HEAD_HTML`: the phone's style, the charts' tick labels, printed
 values and SVG button). Sent once per page load: as elements of the page, they were three of
 the elements every run of every page sent.
+
+Before them, on a page below the app's root (`/sentences`, `/lesson-4`), where the server is
+(`server_root`): Streamlit's front end cannot tell a page's path from the app's, so it first
+asks the page's own path for the server's health and settings (`/sentences/_stcore/health`),
+gets "Not Found", waits and asks the parent path: a round trip and a retry's wait before the page
+connects, on every new tab and every reload. Told where the server is, it asks once.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 from typing import Any
+
+import streamlit as st
 
 from attnviz.ui.app.history import HISTORY_SCRIPT
 from attnviz.ui.frame.presenter import HEAD_HTML
@@ -19,7 +28,8 @@ PAGE_HEAD = HISTORY_SCRIPT + HEAD_HTML.encode()  # the history script first: bef
 
 class PageHead:
     """ASGI middleware: every HTML page the server sends (the app's one page, whatever its path)
-    gets `PAGE_HEAD` at the start of its `<head>`; every other response passes as it is."""
+    gets, at the start of its `<head>`, where the server is (below the root) and `PAGE_HEAD`;
+    every other response passes as it is."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -28,6 +38,7 @@ class PageHead:
         if scope["type"] != "http" or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
+        head = server_root(scope.get("path", "/"), st.get_option("server.baseUrlPath")) + PAGE_HEAD
         held: dict[str, Any] = {}  # the response's start, while its HTML body arrives
         body: list[bytes] = []
 
@@ -41,23 +52,42 @@ class PageHead:
             body.append(message.get("body", b""))
             if message.get("more_body"):
                 return
-            page = _edited(b"".join(body), _encoding(held["start"]))
+            page = _edited(b"".join(body), _encoding(held["start"]), head)
             await send(_with_length(held["start"], len(page)))
             await send({"type": "http.response.body", "body": page})
 
         await self.app(scope, receive, sending)
 
 
-def with_head(page: bytes) -> bytes:
-    """`page` (HTML) with `PAGE_HEAD` first in its `<head>` (unchanged without one)."""
-    return page.replace(b"<head>", b"<head>" + PAGE_HEAD, 1)
+def server_root(path: str, base_path: str = "") -> bytes:
+    """The script that tells Streamlit's front end where the server is when the page's URL
+    `path` (as the server got it) lies below the app's root (`base_path`, the server's
+    `server.baseUrlPath`); empty at the root. It drops as many trailing parts from the
+    address the browser shows as the path has below the root, so that it also holds behind a
+    proxy that serves the app under a prefix of its own."""
+    parts = [part for part in path.split("/") if part]
+    base = [part for part in base_path.split("/") if part]
+    below = len(parts) - len(base) if parts[: len(base)] == base else 0
+    if below <= 0:
+        return b""
+    return (
+        "<script>(() => { const parts = location.pathname.split('/').filter(Boolean)"
+        f".slice(0, -{json.dumps(below)}); window.__streamlit = Object.assign("
+        "{BACKEND_BASE_URL: location.origin + '/' + parts.join('/')}, window.__streamlit); "
+        "})();</script>"
+    ).encode()
 
 
-def _edited(page: bytes, encoding: bytes) -> bytes:
-    """The page with the script, in its own encoding (Streamlit gzips it for most browsers)."""
+def with_head(page: bytes, head: bytes = PAGE_HEAD) -> bytes:
+    """`page` (HTML) with `head` first in its `<head>` (unchanged without one)."""
+    return page.replace(b"<head>", b"<head>" + head, 1)
+
+
+def _edited(page: bytes, encoding: bytes, head: bytes) -> bytes:
+    """The page with `head`, in its own encoding (Streamlit gzips it for most browsers)."""
     if encoding == b"gzip":
-        return gzip.compress(with_head(gzip.decompress(page)), mtime=0)
-    return with_head(page)
+        return gzip.compress(with_head(gzip.decompress(page), head), mtime=0)
+    return with_head(page, head)
 
 
 def _encoding(start: dict) -> bytes:

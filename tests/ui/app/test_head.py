@@ -1,7 +1,9 @@
-"""Tests for ui/app/head.py: the server puts the page head (the history script first, then the
-phone's style and the charts' script) first in every HTML page's head, plain or gzipped, with
-the length corrected, and leaves everything else as it is. (What the scripts do in a browser:
-tests/ui/test_browser_lessons.py, the history; tests/ui/test_browser_phone.py, the charts.)"""
+"""Tests for ui/app/head.py: the server puts the page head (on a page below the app's root, where
+the server is; the history script, then the phone's style and the charts' script) first in every
+HTML page's head, plain or gzipped, with the length corrected, and leaves everything else as it
+is. (What the scripts do in a browser: tests/ui/test_browser_lessons.py, the history;
+tests/ui/test_browser_phone.py, the charts; tests/ui/test_browser_explorer.py, the server found
+at once.)"""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import asyncio
 import gzip
 from concurrent.futures import ThreadPoolExecutor
 
-from attnviz.ui.app.head import PAGE_HEAD, PageHead
+from attnviz.ui.app.head import PAGE_HEAD, PageHead, server_root
 from attnviz.ui.app.history import HISTORY_SCRIPT
 from attnviz.ui.frame.presenter import CHART_SCRIPT, NARROW_STYLE
 
@@ -17,7 +19,7 @@ PAGE = b"<!doctype html><html><head><meta charset='UTF-8'></head><body></body></
 
 
 def _serve(body: bytes, kind: bytes, encoding: bytes | None = None, method: str = "GET",
-           chunks: int = 1) -> tuple[dict, bytes]:  # fmt: skip
+           chunks: int = 1, path: str = "/") -> tuple[dict, bytes]:  # fmt: skip
     """What `PageHead` sends for a response of `body`, as (start, body)."""
     headers = [(b"content-type", kind), (b"content-length", str(len(body)).encode())]
     if encoding:
@@ -35,7 +37,7 @@ def _serve(body: bytes, kind: bytes, encoding: bytes | None = None, method: str 
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": method, "path": "/matrices"}
+    scope = {"type": "http", "method": method, "path": path}
     with ThreadPoolExecutor(1) as thread:  # a loop of its own: the test's thread may run one
         thread.submit(asyncio.run, PageHead(app)(scope, None, send)).result()
     start = next(m for m in sent if m["type"] == "http.response.start")
@@ -61,9 +63,34 @@ def test_an_html_page_gets_the_head_first_in_its_head():
 
 
 def test_a_gzipped_page_is_edited_and_gzipped_again():
-    start, body = _serve(gzip.compress(PAGE), b"text/html", encoding=b"gzip")
-    assert gzip.decompress(body) == PAGE.replace(b"<head>", b"<head>" + PAGE_HEAD)
+    start, body = _serve(gzip.compress(PAGE), b"text/html", encoding=b"gzip", path="/matrices")
+    head = server_root("/matrices") + PAGE_HEAD
+    assert gzip.decompress(body) == PAGE.replace(b"<head>", b"<head>" + head)
     assert _length(start) == len(body)
+
+
+def test_a_page_below_the_root_says_where_the_server_is_first():
+    start, body = _serve(PAGE, b"text/html", path="/lesson-4")
+    script = server_root("/lesson-4")
+    assert body.startswith(b"<!doctype html><html><head>" + script + PAGE_HEAD + b"<meta")
+    assert _length(start) == len(body)
+    assert b"window.__streamlit" in script and script.isascii()
+
+
+def test_where_the_server_is_drops_the_page_s_parts_of_the_address():
+    # `.slice(0, -n)` drops the n parts of the address below the app's root: behind a proxy's
+    # prefix too, which the server does not see (the browser's /school/attnviz/sentences)
+    def dropped(path: str, base: str = "") -> int | None:
+        script = server_root(path, base).decode()
+        return int(script.split(".slice(0, -")[1].split(")")[0]) if script else None
+
+    assert dropped("/") is None and dropped("") is None  # the root: Streamlit finds it itself
+    assert dropped("/sentences") == dropped("/lesson-4/") == 1
+    assert dropped("/a/b") == 2
+    assert dropped("/attnviz/sentences", "attnviz") == 1  # under server.baseUrlPath
+    assert dropped("/attnviz/matrices", "/attnviz/") == 1
+    assert dropped("/attnviz/", "attnviz") is None  # the root under server.baseUrlPath
+    assert dropped("/other", "attnviz") is None  # not below the root: left to Streamlit
 
 
 def test_other_responses_pass_untouched():
