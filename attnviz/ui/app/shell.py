@@ -15,6 +15,7 @@ from functools import partial
 import streamlit as st
 
 from attnviz.lessons import LESSONS, Lesson
+from attnviz.ui.app.turns import PAGE_TURNS
 from attnviz.ui.app.warmup import note_while_loading
 from attnviz.ui.classroom.student import back_link as back_to_class
 from attnviz.ui.exercises import progress
@@ -194,7 +195,12 @@ def _fields(drop: tuple[str, ...]) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    """Draw the whole page."""
+    """Draw the whole page, in this run's turn among the server's page runs (`turns`)."""
+    with PAGE_TURNS.turn():
+        _draw()
+
+
+def _draw() -> None:
     st.set_page_config(
         page_title="attnviz — see attention",
         page_icon="🔍",
