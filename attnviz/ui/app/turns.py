@@ -44,8 +44,13 @@ class Turns:
         me = threading.Condition(self._lock)
         with self._lock:
             self._waiting.append(me)
-            while not self._may_take(me):
-                me.wait(self._time_left() if self._waiting[0] is me else None)
+            try:
+                while not self._may_take(me):
+                    me.wait(self._time_left() if self._waiting[0] is me else None)
+            except BaseException:  # a waiter that gives up leaves the line, not a gap in it
+                self._waiting.remove(me)
+                self._wake_first()
+                raise
             self._waiting.popleft()
             self._holder, self._since = me, time.monotonic()
             self._wake_first()  # the next in line starts counting the holder's time

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from attnviz.ui.app import shell
+from attnviz.ui.app import shell, turns
 from attnviz.ui.app.turns import PAGE_TURNS, Turns
 
 
@@ -70,6 +70,40 @@ def test_a_run_that_raises_gives_its_turn_up():
     with turns.turn():  # not held: taken at once
         pass
     assert time.monotonic() - start < 0.05
+
+
+def test_a_waiter_that_gives_up_leaves_the_line(monkeypatch):
+    class Interrupted(threading.Condition):  # the waiter named "gives up" is interrupted
+        def wait(self, timeout=None):
+            if threading.current_thread().name == "gives up":
+                raise KeyboardInterrupt
+            return super().wait(timeout)
+
+    monkeypatch.setattr(turns.threading, "Condition", Interrupted)
+    line = Turns(hold_s=30.0)
+    raised, got = [], []
+
+    def give_up() -> None:
+        try:
+            with line.turn():
+                got.append("gives up")
+        except KeyboardInterrupt:
+            raised.append(True)
+
+    def wait() -> None:
+        with line.turn():
+            got.append("waits")
+
+    with line.turn():  # held: both must wait, the one that gives up first in line
+        first = threading.Thread(target=give_up, name="gives up")
+        first.start()
+        first.join(timeout=5)
+        second = threading.Thread(target=wait)
+        second.start()
+        time.sleep(0.05)
+    second.join(timeout=5)  # long before hold_s: the line did not wait for the one who left
+    assert raised == [True] and got == ["waits"]
+    assert line.waiting() == 0 and not line.held()
 
 
 def test_hold_s_must_be_positive():
