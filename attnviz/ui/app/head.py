@@ -15,7 +15,6 @@ connects, on every new tab and every reload. Told where the server is, it asks o
 from __future__ import annotations
 
 import gzip
-import json
 from typing import Any
 
 import streamlit as st
@@ -38,7 +37,6 @@ class PageHead:
         if scope["type"] != "http" or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
-        head = server_root(scope.get("path", "/"), st.get_option("server.baseUrlPath")) + PAGE_HEAD
         held: dict[str, Any] = {}  # the response's start, while its HTML body arrives
         body: list[bytes] = []
 
@@ -52,7 +50,8 @@ class PageHead:
             body.append(message.get("body", b""))
             if message.get("more_body"):
                 return
-            page = _edited(b"".join(body), _encoding(held["start"]), head)
+            root = server_root(scope.get("path", "/"), st.get_option("server.baseUrlPath"))
+            page = _edited(b"".join(body), _encoding(held["start"]), root + PAGE_HEAD)
             await send(_with_length(held["start"], len(page)))
             await send({"type": "http.response.body", "body": page})
 
@@ -72,7 +71,7 @@ def server_root(path: str, base_path: str = "") -> bytes:
         return b""
     return (
         "<script>(() => { const parts = location.pathname.split('/').filter(Boolean)"
-        f".slice(0, -{json.dumps(below)}); window.__streamlit = Object.assign("
+        f".slice(0, -{below}); window.__streamlit = Object.assign("
         "{BACKEND_BASE_URL: location.origin + '/' + parts.join('/')}, window.__streamlit); "
         "})();</script>"
     ).encode()
