@@ -11,7 +11,6 @@ everything a student sends is checked here before it is stored. Errors are `Clas
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -219,7 +218,7 @@ class Classroom:
     def question(self, state: ClassState) -> tuple[Exercise, Variant]:
         """The asked exercise and its numbers."""
         exercise = self._exercise(state.asked)
-        return exercise, _variant(exercise, state.seed)
+        return exercise, exercise.variant(state.seed)
 
     def tally(self, state: ClassState) -> Tally:
         """The room's answers to the asked question, counted in its chart's terms."""
@@ -254,13 +253,6 @@ class Classroom:
             return self.find(exercise_id)
         except (KeyError, ValueError) as error:
             raise ClassError(str(error).strip("'\"")) from None
-
-
-@functools.lru_cache(maxsize=64)
-def _variant(exercise: Exercise, seed: int) -> Variant:
-    """An exercise's numbers at `seed`, drawn once per server (every poll of the projector and
-    every answer needs them)."""
-    return exercise.make(seed)
 
 
 def _state(code: str, fields: dict[str, str]) -> ClassState:

@@ -72,3 +72,11 @@ def test_terms_are_listed_in_the_order_a_text_uses_them():
         "score",
         "weight",
     ]
+
+
+def test_a_lesson_page_asking_again_for_its_words_is_answered_without_a_new_scan():
+    text = "\n".join((LESSONS[9].text, LESSONS[9].try_this, LESSONS[9].why))
+    terms_in.cache_clear()
+    first = terms_in(text)
+    assert first == terms_in.__wrapped__(text) and first  # the cache keeps the scan's answer
+    assert terms_in(text) is first and terms_in.cache_info().hits == 1

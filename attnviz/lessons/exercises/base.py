@@ -18,6 +18,7 @@ An exercise is plain data and plain functions (no Streamlit): `make(seed)` draws
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections.abc import Callable, Mapping
@@ -34,6 +35,8 @@ KINDS = {
     "compute": "Compute one cell",
 }
 MAX_ANSWER_CHARS = 2_000  # most characters of one typed answer read
+VARIANTS_KEPT = 512  # variants kept per process (`Exercise.variant`): a lecture hall's learners
+# each on an exercise (its own seed) and a class's question, a few kilobytes each
 
 
 # ---- what the learner answers with ---------------------------------------------------------
@@ -172,6 +175,18 @@ class Exercise:
     def lesson(self) -> int:
         """The lesson's number (the id's digits)."""
         return int(self.id.rstrip("abcdefghij"))
+
+    def variant(self, seed: int) -> Variant:
+        """`make(seed)`, drawn once per process and then kept (`VARIANTS_KEPT` in all): a
+        lesson's page asks for its open exercise's on every run and a class's projector on
+        every poll, and the same seed gives the same variant (a trained model's exercise takes
+        ~50 ms to draw one: it translates its candidate dates). Read it, never change it."""
+        return _variant(self, seed)
+
+
+@functools.lru_cache(maxsize=VARIANTS_KEPT)
+def _variant(exercise: Exercise, seed: int) -> Variant:
+    return exercise.make(seed)
 
 
 # ---- reading what was typed ----------------------------------------------------------------

@@ -109,7 +109,7 @@ def draw_exercise(exercise: Exercise) -> None:
     """One exercise, as a fragment: answering it reruns only the exercise, not the lesson's
     page above it (its charts stay as they are). The counts in the heading and the tabs follow
     on the page's next run."""
-    variant = exercise.make(progress.seed_of(exercise.id))
+    variant = exercise.variant(progress.seed_of(exercise.id))
     st.caption(f"{KINDS[exercise.kind]} · exercise {exercise.id}")
     st.markdown(variant.prompt)
     shown_matrices(variant)

@@ -117,3 +117,14 @@ def test_every_lesson_has_at_least_two_exercises():
 def test_an_unknown_exercise_is_named():
     with pytest.raises(ValueError, match="no exercise '99z'"):
         get_exercise("99z")
+
+
+@pytest.mark.parametrize("exercise", QUICK, ids=IDS)
+def test_a_variant_is_drawn_once_per_seed_and_kept(exercise):
+    made = []
+    counting = type(exercise)(**{**vars(exercise), "make": lambda s: made.append(s) or
+                                 exercise.make(s)})  # fmt: skip
+    first = counting.variant(2026)
+    assert _numbers(first) == _numbers(exercise.make(2026))  # the seed's own numbers
+    assert counting.variant(2026) is first and made == [2026]  # asked again: kept, not redrawn
+    assert _numbers(counting.variant(7)) != _numbers(first) and made == [2026, 7]
