@@ -36,6 +36,7 @@ from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import counted, error, plain
 from attnviz.ui.frame.presenter import chart_columns, presenting, where_settings
 from attnviz.ui.frame.state import slot
+from attnviz.ui.frame.tables import data_table
 from attnviz.ui.frame.tabs import open_tab
 from attnviz.ui.frame.takeaway import view_download
 
@@ -284,7 +285,7 @@ def stats_view(view: SequenceView) -> None:
     """Entropy and largest weight of each query row, fully masked rows flagged."""
     r = view.result
     stats = row_stats(r.weights, r.mask)
-    st.dataframe(
+    data_table(
         {
             "query": [f"{i}: {label}" for i, label in enumerate(view.rows)],
             "entropy (bits)": np.round(stats.entropy_bits, 4),
@@ -293,7 +294,6 @@ def stats_view(view: SequenceView) -> None:
             "allowed keys": stats.allowed_keys,
             "no visible key": stats.fully_masked,
         },
-        hide_index=True,
     )
     st.caption(
         f"Entropy 0 bits: one key takes all the weight; log2(S) = "

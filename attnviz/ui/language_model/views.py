@@ -31,6 +31,7 @@ from attnviz.ui.frame.charts import chart
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import plain, shown
 from attnviz.ui.frame.state import slot
+from attnviz.ui.frame.tables import data_table
 from attnviz.ui.models.heads_panel import HeadOpening, HeadsView, Section, model_view_panel
 
 if TYPE_CHECKING:
@@ -196,7 +197,7 @@ def ablation_view(model: LanguageModel, task: str, text: str) -> None:
     chart(figure, "ablation", key="lm-ablation")
     if harmful is not None:
         st.caption(harmful)
-    st.dataframe(
+    data_table(
         {
             "head": [head_name(r["layer"], r["head"]) for r in rows],
             "previous-token score": [round(r["previous_token"], 3) for r in rows],
@@ -206,7 +207,6 @@ def ablation_view(model: LanguageModel, task: str, text: str) -> None:
             "loss off": [round(r["loss"], 3) for r in rows],
             "loss change": [round(r["loss_change"], 3) for r in rows],
         },
-        hide_index=True,
     )
     _off_on_text(model, text, mode)
 
@@ -268,13 +268,12 @@ def _off_on_text(model: LanguageModel, text: str, mode: str) -> None:
     n = len(tokens) - 1
     right = sum(intact.predicted[i] == tokens[i + 1] for i in range(n))
     right_off = sum(ablated.predicted[i] == tokens[i + 1] for i in range(n))
-    st.dataframe(
+    data_table(
         {
             "token": list(char_labels(tokens[1:])),
             "guessed (intact)": list(char_labels(intact.predicted[:-1])),
             "guessed (heads off)": list(char_labels(ablated.predicted[:-1])),
         },
-        hide_index=True,
         height=min(35 * n + 38, 250),
     )
     st.caption(f"Right: {right} of {n} intact, {right_off} of {n} with {', '.join(off)} off.")
@@ -341,12 +340,11 @@ def _cache_step(model: LanguageModel, generation) -> None:
     )  # fmt: skip
     order = np.argsort(step.probabilities)[::-1][:TOP_NEXT]
     labels = model.task.labels
-    st.dataframe(
+    data_table(
         {
             "next token": [char_labels([labels[i]])[0] for i in order],
             "probability": [round(float(step.probabilities[i]), 4) for i in order],
         },
-        hide_index=True,
         width="content",
     )
     if step.next_token:

@@ -40,6 +40,7 @@ from attnviz.ui.explorer.state import open_in_explorer
 from attnviz.ui.frame.charts import chart, chart_config, fit_toggle, line_view
 from attnviz.ui.frame.presenter import chart_columns, readable
 from attnviz.ui.frame.state import slot, slot_family
+from attnviz.ui.frame.tables import data_table
 from attnviz.ui.frame.takeaway import collect, view_download
 from attnviz.ui.models.shipped import head_opened
 
@@ -367,9 +368,8 @@ def _summary_table(summaries, field: str, descending: bool) -> None:
         short = SUMMARY_SHORT[name]
         columns[short] = [None if v is None or np.isnan(v) else float(v) for v in values]
         config[short] = st.column_config.NumberColumn(short, help=label, format="%.2f")
-    st.dataframe(
+    data_table(
         columns,
-        hide_index=True,
         column_config=config,
         height=min(400, 38 + 35 * len(ordered)),
         width="stretch",

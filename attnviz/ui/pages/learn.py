@@ -33,6 +33,7 @@ from attnviz.ui.frame.messages import plain, shown
 from attnviz.ui.frame.mode import Mode
 from attnviz.ui.frame.presenter import chart_columns, controls, where_settings
 from attnviz.ui.frame.state import slot
+from attnviz.ui.frame.tables import data_table
 from attnviz.ui.frame.tabs import open_tab
 from attnviz.ui.models.heads_panel import HeadsView, model_view_panel
 from attnviz.ui.models.shipped import (
@@ -163,9 +164,8 @@ def _task_picker() -> str:
     with st.expander("What the models were trained on"):
         st.markdown("\n".join(f"- {plain(example)}" for example in spec.trained_on))
     pairs = make_pairs(task, 5, seed=0)
-    st.dataframe(
+    data_table(
         {"input": [s for s, _ in pairs], "output": [t for _, t in pairs]},
-        hide_index=True,
         width="content",
     )
     return task
@@ -342,7 +342,7 @@ def _compare_view(model, task: str) -> None:
     models = {score: shown(lambda s=score: shipped_seq2seq(task, s)) for score in SCORE_KINDS}
     if any(m is None for m in models.values()):
         return
-    st.dataframe(
+    data_table(
         {
             "score": list(models),
             "validation characters (%)": [
@@ -353,7 +353,6 @@ def _compare_view(model, task: str) -> None:
             "training time (s)": [round(m.stats.train_seconds, 1) for m in models.values()],
             "parameters": [m.parameter_count for m in models.values()],
         },
-        hide_index=True,
     )
     text = task_text(task)
     if text is None:

@@ -29,6 +29,7 @@ from attnviz.ui.frame.messages import plain, shown
 from attnviz.ui.frame.mode import Mode
 from attnviz.ui.frame.server_config import MODEL_ENV
 from attnviz.ui.frame.state import slot
+from attnviz.ui.frame.tables import data_table
 from attnviz.ui.frame.takeaway import view_download
 from attnviz.ui.models.heads_panel import (
     HeadOpening,
@@ -168,13 +169,12 @@ def _inspected(user: UserModel, text: str) -> TextRun | None:
 def _next_tokens(run: TextRun) -> None:
     st.subheader("Next token")
     st.caption("The causal LM's prediction after the last token: the softmax of its logits.")
-    st.dataframe(
+    data_table(
         {
             "next token": [p.token for p in run.next],
             "id": [p.token_id for p in run.next],
             "probability": [p.probability for p in run.next],
         },
-        hide_index=True,
         column_config={
             "probability": st.column_config.ProgressColumn(
                 "probability", format="%.3f", min_value=0.0, max_value=1.0
@@ -191,12 +191,11 @@ def _checks(run: TextRun) -> None:
         "Each attention call as recorded here, checked against its layer's own result in the "
         "same run: the weights times the values, through the layer's output projection."
     )
-    st.dataframe(
+    data_table(
         {
             "attention call": [call.key for call in calls],
             "check": [call.verified.describe() for call in calls],
         },
-        hide_index=True,
     )
 
 
