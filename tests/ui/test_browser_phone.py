@@ -56,6 +56,17 @@ TABLE_TOOLBAR_ON_ABOVE = """() => Array.from(
     return x > 0 && y > 0 ? [above.textContent.slice(0, 40), Math.round(y)] : null;
   }).filter((hit) => hit !== null)"""
 
+# A table whose grid reaches out of its element's box, over what comes after it (the margin that
+# leaves its toolbar room pushed the grid down inside a box of a fixed height): [the text after
+# it, px over].
+TABLE_OUT_OF_ITS_BOX = """() => Array.from(
+  document.querySelectorAll('[data-testid="stDataFrame"]'), (grid) => {
+    const element = grid.closest('[data-testid="stElementContainer"]');
+    const over = grid.getBoundingClientRect().bottom - element.getBoundingClientRect().bottom;
+    const after = element.nextElementSibling;
+    return over > 1 ? [after ? after.textContent.slice(0, 40) : '', Math.round(over)] : null;
+  }).filter((hit) => hit !== null)"""
+
 # What runs off the right edge: the page wider than the screen, or a formula wider than its box
 # (which then shows its start and scrolls sideways, a scroll bar a phone does not show): [what,
 # px it needs, px it has].
@@ -164,6 +175,7 @@ def test_on_a_phone_nothing_covers_a_title_runs_off_the_edge_or_overlaps(phone: 
     assert app.read(TOOLBAR_ON_TITLE) == []
     assert app.read(CHART_CUT) == []
     assert app.read(TABLE_TOOLBAR_ON_ABOVE) == []
+    assert app.read(TABLE_OUT_OF_ITS_BOX) == []  # the heads' table over "Attention rollout"
     assert app.read(OFF_THE_EDGE) == []
     assert app.read(OVERLAPPING_TICKS) == []
     _tap_a_token_of_the_line_view(app)

@@ -66,7 +66,7 @@ NARROW_STYLE = (
   }
   .js-plotly-plot .modebar-container { top: -28px !important; }
   .js-plotly-plot .modebar { width: max-content; }  /* one row: it wrapped to two, over the title */
-  [data-testid="stDataFrame"] { margin-top: 44px; }
+  [data-testid="stElementContainer"]:has([data-testid="stDataFrame"]) { margin-top: 44px; }
   .katex-display > .katex { font-size: 1em; }
 }
 </style>"""
