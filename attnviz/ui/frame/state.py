@@ -120,12 +120,12 @@ class SlotFamily(Generic[T]):
         """The member `name` (a sequence number, a task)."""
         return Slot(f"{self.prefix}_{name}", self.default, self.url, kept=self.kept)
 
-    def members(self) -> list[Slot[T]]:
-        """Every member stored so far."""
+    def members(self, keys: Iterable[Any] | None = None) -> list[Slot[T]]:
+        """Every member stored so far (among `keys`, the session state's keys read once by a
+        caller asking several families: each read copies the whole state)."""
         start = f"{self.prefix}_"
-        return [
-            self.of(k[len(start) :]) for k in list(st.session_state) if str(k).startswith(start)
-        ]
+        keys = list(st.session_state) if keys is None else keys
+        return [self.of(k[len(start) :]) for k in keys if str(k).startswith(start)]
 
 
 def slot(
@@ -182,12 +182,13 @@ def reset_for_lesson() -> None:
     """Every declared slot and family member back to its default, but the `kept` ones: a lesson
     opened by any route starts from its prepared state, never from what another page or
     lesson left behind. A widget showing a slot shows its default on its next draw."""
+    stored = set(st.session_state)  # read once: each read copies the whole state
     for declared in _SLOTS.values():
-        if not declared.kept:
+        if not declared.kept and declared.key in stored:
             declared.clear()
     for family in _FAMILIES.values():
         if not family.kept:
-            for member in family.members():
+            for member in family.members(stored):
                 member.clear()
 
 

@@ -88,6 +88,30 @@ def test_a_lesson_resets_every_setting_and_input_but_keeps_caches_and_the_site_s
     assert not kept & {"causal", "pos", "mv_by", "view", "learn_arch", "sentences", "lm_off"}
 
 
+def test_a_lesson_s_reset_reads_the_session_s_keys_once():
+    # Each read of the session's keys (`st.session_state` iterated) copies the whole state; the
+    # reset read them once per family of slots, on every lesson opened.
+    def script():
+        import streamlit as st
+        from streamlit.runtime.state.session_state import SessionState
+
+        import attnviz.ui.pages  # noqa: F401 - declares every slot of the app
+        from attnviz.ui.frame.state import declared_keys, reset_for_lesson
+
+        declared_keys()["causal"].set(True)
+        copies = []
+        copying = SessionState.filtered_state
+        SessionState.filtered_state = property(lambda s: copies.append(1) or copying.fget(s))
+        try:
+            reset_for_lesson()
+        finally:
+            SessionState.filtered_state = copying
+        st.write(f"{len(copies)} {'causal' in st.session_state}")
+
+    at = AppTest.from_function(script, default_timeout=60).run()
+    assert at.markdown[0].value == "1 False"
+
+
 def test_no_ui_module_spells_a_session_state_key():
     # Keys are read and written through their slots; Streamlit's own state only in frame/state.py.
     spelled = [
