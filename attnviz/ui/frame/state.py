@@ -124,7 +124,7 @@ class SlotFamily(Generic[T]):
         """Every member stored so far (among `keys`, the session state's keys read once by a
         caller asking several families: each read copies the whole state)."""
         start = f"{self.prefix}_"
-        keys = list(st.session_state) if keys is None else keys
+        keys = iter(st.session_state) if keys is None else keys  # (`list()` of it read it twice)
         return [self.of(k[len(start) :]) for k in keys if str(k).startswith(start)]
 
 

@@ -104,12 +104,15 @@ def test_a_lesson_s_reset_reads_the_session_s_keys_once():
         SessionState.filtered_state = property(lambda s: copies.append(1) or copying.fget(s))
         try:
             reset_for_lesson()
+            reset = len(copies)
+            declared_keys()["pad_keys"].of(0).set([1])
+            members = declared_keys()["pad_keys"].members()
         finally:
             SessionState.filtered_state = copying
-        st.write(f"{len(copies)} {'causal' in st.session_state}")
+        st.write(f"{reset} {'causal' in st.session_state} {len(copies) - reset} {len(members)}")
 
     at = AppTest.from_function(script, default_timeout=60).run()
-    assert at.markdown[0].value == "1 False"
+    assert at.markdown[0].value == "1 False 1 1"  # and a family's members: one read (was two)
 
 
 def test_no_ui_module_spells_a_session_state_key():
