@@ -28,9 +28,8 @@ import plotly.graph_objects as go
 from attnviz.core.checks import check_int, describe
 from attnviz.drawing.heatmap import heatmap_parts
 from attnviz.drawing.layout import safe_label, text_width, wrapped_title  # user text made safe
-from attnviz.drawing.plain_figure import unchecked_figure
-from attnviz.drawing.standalone import Figure  # go.Figure with .to_html(path) / .to_svg
-from attnviz.drawing.theme import FONT_SIZE, THUMB_WIDTH
+from attnviz.drawing.plain_figure import PlainFigure, unchecked_figure
+from attnviz.drawing.theme import FONT_SIZE, THUMB_WIDTH, WEIGHTS_COLORSCALE
 from attnviz.heads.stacks import as_layer_stack
 
 if TYPE_CHECKING:  # only for hints: drawing does not import TensorFlow
@@ -457,14 +456,14 @@ def head_map(
     side = int(np.clip(GRID_WIDTH // 3 // max(n_heads, 1), 22, 44))  # px per square
     marker = dict(
         symbol="square", size=side, color=np.where(finite, values, np.nan).ravel().tolist(),
-        colorscale="Viridis", showscale=True, line=dict(width=0),
+        colorscale=WEIGHTS_COLORSCALE, showscale=True, line=dict(width=0),  # Viridis
         colorbar=dict(title=dict(text=safe_label(label), side="right"), thickness=10),
         **_colour_range(values[finite], digits),
     )  # fmt: skip
     where = [f"{names[i]} · head {h}" for i, h in zip(layer.ravel(), head.ravel(), strict=True)]
-    trace = go.Scatter(
-        x=head.ravel(), y=layer.ravel(), mode="markers+text", marker=marker,
-        text=text.ravel(), textfont=dict(size=max(8, side // 4), color="white"),
+    trace = dict(
+        type="scatter", x=head.ravel(), y=layer.ravel(), mode="markers+text", marker=marker,
+        text=text.ravel().tolist(), textfont=dict(size=max(8, side // 4), color="white"),
         customdata=np.stack([layer.ravel(), head.ravel()], axis=-1), hovertext=where,
         hovertemplate=f"%{{hovertext}}<br>{safe_label(label)}: %{{text}}<br>click to enlarge"
         "<extra></extra>",
@@ -481,9 +480,9 @@ def head_map(
     top = 40 if title else 10
     width = 150 + int((n_heads + 0.2) * (side + 6))  # margins 70 + 80; the x range's n + 0.2
     # heads (and layers) side + 6 px apart: 6 px between squares
-    return Figure(
-        data=[trace],
-        layout=dict(
+    return PlainFigure.of(  # plain: redrawn on every run of its page, no plotly checks
+        [trace],
+        dict(
             title=dict(text=wrapped_title(title, width), x=0.0, xanchor="left"),  # never cut
             width=width, height=top + 56 + int((n_layers + 0.2) * (side + 6)),
             margin=dict(l=70, r=80, t=top, b=56),  # room for the labels: drawn once

@@ -251,3 +251,21 @@ def test_any_model_s_attention_calls_draw_with_their_tokens_and_no_check():
         titles=["block_0/attention", "block_1/attention"], title="causal attention",
     )  # fmt: skip
     assert drawn.to_plotly_json() == expected.to_plotly_json()
+
+
+def test_the_head_map_is_a_plain_figure_that_draws_what_plotly_s_checked_figure_draws():
+    # drawn on every run of a model view's page: built without plotly's checks of each property
+    import json
+
+    import plotly.io
+
+    from attnviz.drawing.plain_figure import PlainFigure
+
+    table = np.array([[0.5, np.nan, 0.25], [1.0, 0.75, 0.0]])
+    figure = head_map(table, label="<b>score</b>", selected=(1, 2), title="Heads <i>x</i>")
+    assert isinstance(figure, PlainFigure) and "_plain_parts" in vars(figure)
+    plain = figure.to_dict()
+    checked = go.Figure(plain)  # plotly checks every property: it would raise on a bad one
+    drawn = [json.loads(plotly.io.to_json(f, validate=False)) for f in (plain, checked.to_dict())]
+    assert drawn[0] == drawn[1]
+    assert figure.data[0].customdata.tolist()[5] == [1, 2]  # still a figure when used as one
