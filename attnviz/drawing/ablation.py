@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.drawing.phase_change import head_name
-from attnviz.drawing.standalone import Figure
+from attnviz.drawing.plain_figure import PlainFigure
 from attnviz.drawing.theme import FONT_SIZE, WEIGHTS_COLORSCALE
 
 
@@ -123,7 +123,7 @@ def ablation_figure(
         ),
         yaxis=dict(autorange="reversed", fixedrange=True),
     )
-    return Figure(data=[trace], layout=layout)
+    return PlainFigure.of([trace], layout)  # plain: redrawn on every run, no plotly checks
 
 
 def _cell(value: float, baseline: float, percent: bool) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from attnviz.drawing.layout import standoff_title
-from attnviz.drawing.standalone import Figure
+from attnviz.drawing.plain_figure import PlainFigure
 from attnviz.drawing.theme import FONT_SIZE
 
 ACCURACY_SERIES = (  # (field of a history row, legend name, dash)
@@ -79,7 +79,7 @@ def training_curves(history: Sequence[Sequence[float]], *, title: str = "") -> g
         legend=dict(orientation="h", y=-0.25),
         hovermode="x unified",
     )
-    return Figure(data=traces, layout=layout)
+    return PlainFigure.of(traces, layout)  # plain: redrawn on every run, no plotly checks
 
 
 def _or_none(x: float) -> float | None:

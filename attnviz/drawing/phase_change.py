@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attnviz.drawing.standalone import Figure
+from attnviz.drawing.plain_figure import PlainFigure
 from attnviz.drawing.theme import FONT_SIZE
 
 PREVIOUS_COLOR = "#1f77b4"  # the best previous-token head
@@ -143,7 +143,7 @@ def phase_change_figure(curves: Any, *, title: str = "") -> go.Figure:
             x=jump, xref="x", y=1.0, yref="y domain", yanchor="bottom", showarrow=False,
             text=f"biggest jump: epoch {jump}", font=dict(size=FONT_SIZE, color=INDUCTION_COLOR),
         )]  # fmt: skip
-    return Figure(data=traces, layout=layout)
+    return PlainFigure.of(traces, layout)  # plain: redrawn on every run, no plotly checks
 
 
 def _line(x, y, name: str, axis: str, dash: str, color: str, hover: str) -> dict:

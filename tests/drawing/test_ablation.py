@@ -3,6 +3,7 @@ each metric got (each metric on its own scale), with the numbers in the cells.""
 
 import numpy as np
 import pytest
+from figure_support import plain_and_checked
 
 from attnviz.drawing.ablation import ablation_figure, harm
 
@@ -62,3 +63,9 @@ def test_shapes_that_do_not_fit_are_refused():
         ablation_figure(NAMES, OFF[:, :1], BASE, [False, True], n_heads=2)
     with pytest.raises(ValueError, match="whole layers"):
         ablation_figure(NAMES, OFF[:3], BASE, [False, True], n_heads=2)
+
+
+def test_the_heatmap_is_a_plain_figure_that_draws_what_plotly_s_checked_figure_draws():
+    figure = ablation_figure(NAMES, OFF, BASE, [False, True], n_heads=2, title="Heads <b>off</b>")
+    plain, checked = plain_and_checked(figure)  # drawn on every run of its page
+    assert plain == checked

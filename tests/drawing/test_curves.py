@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from figure_support import plain_and_checked
 
 from attnviz.drawing.curves import ACCURACY_SERIES, training_curves
 from attnviz.drawing.theme import FONT_SIZE
@@ -104,3 +105,9 @@ def test_curves_need_neither_streamlit_nor_tensorflow():
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_curves_are_a_plain_figure_that_draws_what_plotly_s_checked_figure_draws():
+    plain, checked = plain_and_checked(training_curves(HISTORY, title="<b>dates</b>"))  # drawn
+    # on every run of Learn: no plotly checks
+    assert plain == checked

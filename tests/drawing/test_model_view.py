@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 from app_support import grid_blocks
+from figure_support import plain_and_checked
 
 from attnviz.drawing.model_view import head_map, inspection_view, model_view
 from attnviz.drawing.theme import WEIGHTS_COLORSCALE
@@ -255,17 +256,8 @@ def test_any_model_s_attention_calls_draw_with_their_tokens_and_no_check():
 
 def test_the_head_map_is_a_plain_figure_that_draws_what_plotly_s_checked_figure_draws():
     # drawn on every run of a model view's page: built without plotly's checks of each property
-    import json
-
-    import plotly.io
-
-    from attnviz.drawing.plain_figure import PlainFigure
-
     table = np.array([[0.5, np.nan, 0.25], [1.0, 0.75, 0.0]])
     figure = head_map(table, label="<b>score</b>", selected=(1, 2), title="Heads <i>x</i>")
-    assert isinstance(figure, PlainFigure) and "_plain_parts" in vars(figure)
-    plain = figure.to_dict()
-    checked = go.Figure(plain)  # plotly checks every property: it would raise on a bad one
-    drawn = [json.loads(plotly.io.to_json(f, validate=False)) for f in (plain, checked.to_dict())]
-    assert drawn[0] == drawn[1]
+    plain, checked = plain_and_checked(figure)
+    assert plain == checked
     assert figure.data[0].customdata.tolist()[5] == [1, 2]  # still a figure when used as one

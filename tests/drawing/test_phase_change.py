@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from figure_support import plain_and_checked
 
 from attnviz.drawing.phase_change import (
     INDUCTION_COLOR,
@@ -91,3 +92,8 @@ def test_a_record_without_head_scores_draws_its_losses_alone():
     assert best_heads(curves.previous_token[-1], curves.induction[-1]) == (None, None)
     names = [t.name for t in phase_change_figure(curves).data]
     assert names == ["training loss", "validation loss", "in-context accuracy"]
+
+
+def test_the_figure_is_a_plain_figure_that_draws_what_plotly_s_checked_figure_draws():
+    plain, checked = plain_and_checked(phase_change_figure(_curves(), title="<i>Induction</i>"))
+    assert plain == checked  # drawn on every run of its page
