@@ -1,7 +1,8 @@
 """The room's answers to a question, drawn for the projector: a bar per option (how many picked
 each key), a histogram of estimates, or how many picked each cell drawn over the question's grid
 (`answer_heatmap`, each cell's share of the room). The right answer, once revealed, is marked.
-Pure plotly: the counts come in as plain numbers."""
+Plain figures (`plain_figure`): every phone draws the room's answers after the reveal. The
+counts come in as plain numbers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.drawing.answer_chart import RIGHT_COLOR, answer_heatmap
+from attnviz.drawing.plain_figure import PlainFigure
 from attnviz.drawing.theme import ALLOWED_COLOR, FONT_SIZE
 
 HEIGHT = 300  # px: a bar chart beside the count
@@ -22,13 +24,12 @@ def option_bars(
     """A bar per option, its height how many picked it; the `right` option's bar in red (after
     the reveal), the others blue; each bar says its count."""
     colors = [RIGHT_COLOR if option == right else ALLOWED_COLOR for option in options]
-    fig = go.Figure(
-        go.Bar(x=list(options), y=list(counts), marker_color=colors, text=list(counts),
-               textposition="outside", cliponaxis=False,
-               hovertemplate="%{x}: %{y} answers<extra></extra>")
+    bar = dict(
+        type="bar", x=list(options), y=list(counts), marker=dict(color=colors),
+        text=[str(c) for c in counts], textposition="outside", cliponaxis=False,
+        hovertemplate="%{x}: %{y} answers<extra></extra>",
     )  # fmt: skip
-    _layout(fig, title, max(counts, default=0), "answers")
-    return fig
+    return PlainFigure.of([bar], _layout(title, max(counts, default=0), "answers"))
 
 
 def estimate_histogram(
@@ -38,19 +39,33 @@ def estimate_histogram(
     the `right` value (after the reveal)."""
     edges = np.asarray(edges, dtype=np.float64)  # (BINS + 1,)
     middles, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)  # (BINS,) each
-    fig = go.Figure(
-        go.Bar(x=middles, y=list(counts), width=widths * 0.95, marker_color=ALLOWED_COLOR,
-               text=[c or "" for c in counts], textposition="outside", cliponaxis=False,
-               customdata=np.stack([edges[:-1], edges[1:]], axis=1),
-               hovertemplate="%{customdata[0]:.2f} to %{customdata[1]:.2f}: %{y} answers"
-                             "<extra></extra>")
+    bar = dict(
+        type="bar", x=middles, y=list(counts), width=widths * 0.95,
+        marker=dict(color=ALLOWED_COLOR), text=[str(c) if c else "" for c in counts],
+        textposition="outside", cliponaxis=False,
+        customdata=np.stack([edges[:-1], edges[1:]], axis=1),
+        hovertemplate="%{customdata[0]:.2f} to %{customdata[1]:.2f}: %{y} answers"
+                      "<extra></extra>",
     )  # fmt: skip
-    if right is not None:
-        fig.add_vline(x=right, line=dict(color=RIGHT_COLOR, width=3),
-                      annotation_text=f"the answer: {right:.2f}")  # fmt: skip
-    _layout(fig, title, max(counts, default=0), "answers")
-    fig.update_xaxes(range=[edges[0], edges[-1]], title_text="estimate")
-    return fig
+    layout = _layout(title, max(counts, default=0), "answers")
+    layout["xaxis"] = dict(title=dict(text="estimate"), range=[edges[0], edges[-1]])
+    if right is not None:  # a line across the plot at the answer, named at its top
+        layout["shapes"] = [
+            dict(
+                type="line",
+                x0=right,
+                x1=right,
+                xref="x",
+                y0=0,
+                y1=1,
+                yref="y domain",
+                line=dict(color=RIGHT_COLOR, width=3),
+            )
+        ]
+        layout["annotations"] = [dict(text=f"the answer: {right:.2f}", x=right, xref="x", y=1,
+                                      yref="y domain", xanchor="left", yanchor="top",
+                                      showarrow=False)]  # fmt: skip
+    return PlainFigure.of([bar], layout)
 
 
 def cell_shares(
@@ -68,12 +83,12 @@ def cell_shares(
     return answer_heatmap(shares, rows, cols, title=title, right=right)
 
 
-def _layout(fig: go.Figure, title: str, highest: int, what: str) -> None:
-    fig.update_layout(
+def _layout(title: str, highest: int, what: str) -> dict:
+    return dict(
         title=dict(text=title), height=HEIGHT, margin=dict(l=50, r=20, t=60, b=40),
         font=dict(size=FONT_SIZE), showlegend=False, bargap=0.1,
+        yaxis=dict(title=dict(text=what), range=[0, max(1, highest) * 1.25], dtick=_tick(highest)),
     )  # fmt: skip
-    fig.update_yaxes(title_text=what, range=[0, max(1, highest) * 1.25], dtick=_tick(highest))
 
 
 def _tick(highest: int) -> int:
