@@ -55,9 +55,9 @@ class PlainFigure(Figure):
         if parts is None:
             return super().to_dict()
         traces, layout = parts
-        template = _default_template()
         plain = {"data": _plain(traces), "layout": _plain(layout)}
-        if template is not None:
+        template = None if "template" in layout else _default_template()  # a layout's own
+        if template is not None:  # template stays, as in plotly's figure
             plain["layout"]["template"] = _copied(template)
         return plain
 

@@ -130,3 +130,14 @@ def test_shapes_added_to_a_plain_figure_draw_what_plotly_draws_and_leave_it_unch
     assert drawn[0] == drawn[1]
     assert json.loads(plotly.io.to_json(figure, validate=False)) == before
     assert with_shapes(checked, row).layout.shapes[-1].xref == "x domain"  # a built figure too
+
+
+def test_a_layout_s_own_template_is_kept_as_plotly_keeps_it():
+    import plotly.graph_objects as go
+
+    own = {"layout": {"font": {"size": 30}}}
+    traces, layout = [{"type": "bar", "y": [1, 2]}], {"template": own, "height": 200}
+    plain = PlainFigure.of(traces, layout).to_dict()
+    assert plain["layout"]["template"] == own
+    assert plain == go.Figure(data=traces, layout=layout).to_dict()
+    assert "template" in PlainFigure.of(traces, {"height": 200}).to_dict()["layout"]  # default

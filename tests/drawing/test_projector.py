@@ -56,3 +56,27 @@ def test_a_frozen_figure_drawn_again_on_the_projector_does_not_grow():
         enlarge(fig, 1.5)
     assert fig.to_dict() == before
     assert for_projector(fig, 1.5).to_dict()["layout"]["height"] == int(300 * TALLER)
+
+
+def test_the_projector_s_figures_are_plain_and_draw_what_plotly_s_checked_figures_draw():
+    # every chart of the presenter view passes through here on every run
+    import math
+
+    import numpy as np
+    from figure_support import plain_and_checked
+
+    from attnviz.drawing.curves import training_curves
+    from attnviz.drawing.heatmap import heatmap
+    from attnviz.drawing.model_view import head_map
+
+    figures = (
+        _heatmap(height=300),
+        heatmap(np.eye(4) / 2, kind="weights", title="<b>w</b>", row_labels=list("abcd")),
+        head_map(np.array([[0.5, math.nan], [1.0, 0.25]]), label="entropy", selected=(0, 1)),
+        training_curves([(0, math.nan, math.nan, 0.1, 0.0, 0.0), (1, 2.0, 0.5, 0.6, 0.2, 1.0)]),
+    )
+    for figure in figures:
+        for grown in (for_projector(figure, 1.5), fonts_for_projector(figure, 1.5)):
+            plain, checked = plain_and_checked(grown)
+            assert plain == checked
+            assert plain["layout"]["template"] == figure.to_dict()["layout"]["template"]
