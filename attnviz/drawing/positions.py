@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnviz.drawing.heatmap import heatmap
-from attnviz.drawing.standalone import Figure
+from attnviz.drawing.plain_figure import PlainFigure
 from attnviz.drawing.theme import FONT_SIZE
 
 SCHEME_NAMES = {"rope": "RoPE", "alibi": "ALiBi", "sinusoidal": "sinusoidal", "none": "none"}
@@ -33,12 +33,12 @@ def offset_lines(probe) -> go.Figure:
     traces = []
     for h, row in enumerate(probe.by_offset):
         label = f"head {h}" if probe.slopes is None else f"head {h} (m = {probe.slopes[h]:.3g})"
-        traces.append(go.Scatter(x=offsets, y=row, mode="lines+markers", name=label))
-    fig = Figure(traces)
-    fig.update_layout(
+        traces.append(dict(type="scatter", x=offsets, y=row, mode="lines+markers", name=label))
+    layout = dict(
         title=dict(text="The score depends only on the offset i − j", x=0.0, xanchor="left"),
-        xaxis_title="offset i − j (query after key: positive)", yaxis_title="score",
+        xaxis=dict(title=dict(text="offset i − j (query after key: positive)")),
+        yaxis=dict(title=dict(text="score")),
         height=360, margin=dict(l=10, r=10, t=50, b=10), font=dict(size=FONT_SIZE),
         paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)",
     )  # fmt: skip
-    return fig
+    return PlainFigure.of(traces, layout)  # plain: drawn on every run, no plotly checks

@@ -3,6 +3,7 @@ the model's best guess."""
 
 import numpy as np
 import pytest
+from figure_support import plain_and_checked
 
 from attnviz.drawing.next_token import (
     RIGHT_COLOR,
@@ -51,3 +52,9 @@ def test_copying_words_say_what_the_bars_show():
 def test_copying_words_refuse_lengths_that_do_not_fit():
     with pytest.raises(ValueError, match="one token more"):
         copying_words(["<s>", "a"], [0.5, 0.5], ["a", "b"])
+
+
+def test_the_bars_are_a_plain_figure_that_draws_what_plotly_s_checked_figure_draws():
+    figure = next_token_figure(["a", "<b>", "c"], [0.25, 0.9, 0.0], ["a", "<b>", "x"], title="t")
+    plain, checked = plain_and_checked(figure)  # drawn on every run of its page
+    assert plain == checked
