@@ -149,6 +149,9 @@ def test_warm_up_fills_the_caches_the_pages_read(monkeypatch):
     loaded = {shipped.shipped_seq2seq("dates", "concat"), shipped.shipped_transformer("reverse")}
     assert loaded == {shipped.shipped_seq2seq("dates", "concat"),
                       shipped.shipped_transformer("reverse")}  # fmt: skip
+    example = shipped.get_task("reverse").example[0]  # the page's default text: its trace kept
+    warmed = shipped.kept_trace(shipped.shipped_transformer("reverse"), example)
+    assert shipped.kept_trace(shipped.shipped_transformer("reverse"), example) is warmed
     sizes = tuple(size.default for size, *_ in decoder.SIZES)
     first = decoder._run_decoder_cached(sizes, 0)
     assert decoder._run_decoder_cached(sizes, 0) is first

@@ -6,7 +6,9 @@ head as the explorer opens it (and again from a link). Wiring only: the model is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -23,7 +25,7 @@ from attnviz.ui.explorer.opening import Opened, reading_link, reopens, session
 from attnviz.ui.frame.loading import back_end
 from attnviz.ui.frame.messages import plain, readable, shown, unlike_training
 from attnviz.ui.frame.navigation import go_to
-from attnviz.ui.frame.state import Slot, slot, slot_family
+from attnviz.ui.frame.state import Slot, slot_family
 
 if TYPE_CHECKING:
     from attnviz.learn.translation.transformer_translator import (
@@ -33,10 +35,10 @@ if TYPE_CHECKING:
 
 RANDOM = "Random weights"
 TRAINED = {f"Trained on {task}": task for task in TRANSFORMER_RECIPES}  # label -> task
-TRACES_KEPT = 8  # traced texts a session keeps
+TRACES_KEPT = 32  # (model, text) traces a server keeps: each task's shipped model on the
+# texts being read now, and the models trained in sessions (a few hundred kB each)
 TEXTS = slot_family("learn_text", "")  # learn_text_<task>: the text to translate, per task
 TASK_TEXTS = tuple(TEXTS.of(task) for task in TASKS)  # every task's text (a page's URL texts)
-TRACES = slot("transformer_traces", None, kind=dict, kept=True)  # (model id, text) -> model, trace
 LEARN = "learn"  # the page that trains and shows every model of a task (its `Mode.name`)
 
 
@@ -86,24 +88,35 @@ def shipped_transformer(task: str) -> TransformerTranslator:
 
 
 def traced(model: TransformerTranslator, text: str) -> TransformerTrace | None:
-    """The model's forward pass on `text` with every head (None after showing why not).
+    """The model's forward pass on `text` with every head (None after showing why not);
+    `kept_trace`'s."""
+    return shown(lambda: kept_trace(model, text))
 
-    Kept per session (the last `TRACES_KEPT` texts of each model), so clicking through heads
-    does not rerun the model; the model is kept beside its traces, so an id is never reused.
-    """
-    cache = TRACES.get()
-    if cache is None:
-        cache = {}
-        TRACES.set(cache)
+
+_TRACES: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()  # (model id, text) ->
+# (the model, kept beside its trace so that its id is never reused; the trace), oldest first
+_TRACES_LOCK = threading.Lock()
+
+
+def kept_trace(model: TransformerTranslator, text: str) -> TransformerTrace:
+    """`model.trace(text)`, kept per server (the last `TRACES_KEPT` pairs): every session that
+    opens lesson 10, a model view or a trained Multi-head reads the same shipped model on the
+    same text (the warm-up traces each task's example), and clicking through heads does not
+    run the model again. Traces are shared read-only, as the shipped models are. Raises what
+    `model.trace` raises (nothing is kept then)."""
     key = (id(model), text)
-    if key not in cache:
-        trace = shown(lambda: model.trace(text))
-        if trace is None:
-            return None
-        while len(cache) >= TRACES_KEPT:
-            cache.pop(next(iter(cache)))
-        cache[key] = (model, trace)
-    return cache[key][1]
+    with _TRACES_LOCK:
+        kept = _TRACES.get(key)
+        if kept is not None:
+            _TRACES.move_to_end(key)
+            return kept[1]
+    trace = model.trace(text)  # outside the lock: another session's trace may run beside it
+    with _TRACES_LOCK:
+        _TRACES[key] = (model, trace)
+        _TRACES.move_to_end(key)
+        while len(_TRACES) > TRACES_KEPT:
+            _TRACES.popitem(last=False)
+    return trace
 
 
 def shipped_trace(task: str) -> TransformerTrace | None:
@@ -142,8 +155,8 @@ def warm_up_shipped() -> None:
             model = shipped_seq2seq(task, score)
             model.translate(example)
             model.attention_inputs(example, 0)  # the explorer's step
-    for task in TRANSFORMER_RECIPES:
-        shipped_transformer(task).trace(get_task(task).example[0])
+    for task in TRANSFORMER_RECIPES:  # kept: a page's first open reads it
+        kept_trace(shipped_transformer(task), get_task(task).example[0])
 
 
 def step_opened(inputs, task: str, shipped: bool) -> Opened:
