@@ -50,18 +50,9 @@ def estimate_histogram(
     layout = _layout(title, max(counts, default=0), "answers")
     layout["xaxis"] = dict(title=dict(text="estimate"), range=[edges[0], edges[-1]])
     if right is not None:  # a line across the plot at the answer, named at its top
-        layout["shapes"] = [
-            dict(
-                type="line",
-                x0=right,
-                x1=right,
-                xref="x",
-                y0=0,
-                y1=1,
-                yref="y domain",
-                line=dict(color=RIGHT_COLOR, width=3),
-            )
-        ]
+        layout["shapes"] = [dict(type="line", x0=right, x1=right, xref="x", y0=0, y1=1,
+                                 yref="y domain",
+                                 line=dict(color=RIGHT_COLOR, width=3))]  # fmt: skip
         layout["annotations"] = [dict(text=f"the answer: {right:.2f}", x=right, xref="x", y=1,
                                       yref="y domain", xanchor="left", yanchor="top",
                                       showarrow=False)]  # fmt: skip
