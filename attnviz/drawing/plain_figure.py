@@ -12,6 +12,7 @@ once is an `unchecked_figure`.
 from __future__ import annotations
 
 import base64
+import copy
 import functools
 import threading
 from typing import Any
@@ -33,8 +34,9 @@ class PlainFigure(Figure):
     (measured), most of a page's run, against ~0.5 ms to write the JSON Streamlit sends. So
     `PlainFigure.of(traces, layout)` keeps them as they are and `to_dict` returns them with the
     default template, as `go.Figure(data=traces, layout=layout, _validate=False).to_dict()`
-    would. Anything else (`.data`, `.layout`, `update_layout`, a copy) first builds that
-    `go.Figure`. Do not change the traces or layout passed in afterwards.
+    would: a copy of them (change it freely) holding the one default template that every plain
+    form shares, read-only. Anything else (`.data`, `.layout`, `update_layout`, a copy) first
+    builds that `go.Figure`. Do not change the traces or layout passed in afterwards.
     """
 
     @classmethod
@@ -57,8 +59,8 @@ class PlainFigure(Figure):
         traces, layout = parts
         plain = {"data": _plain(traces), "layout": _plain(layout)}
         template = None if "template" in layout else _default_template()  # a layout's own
-        if template is not None:  # template stays, as in plotly's figure
-            plain["layout"]["template"] = _copied(template)
+        if template is not None:  # template stays, as in plotly's figure (shared, read-only)
+            plain["layout"]["template"] = template
         return plain
 
 
@@ -88,7 +90,9 @@ def _plain(value: Any) -> Any:
 
 def _plain_item(key: str, value: Any) -> Any:
     """One entry of a dict in `_plain`: the rules of plotly's `convert_to_base64`."""
-    if is_skipped_key(key):
+    if type(value) in _LEAVES:
+        return value  # most entries: a number, a name, a flag (no array, nothing to copy)
+    if _skipped(key):
         return _copied(value)  # plotly converts nothing under these keys
     if isinstance(value, np.ndarray):
         short = _TYPED_ARRAYS.get(value.dtype.str)  # numbers plotly.js reads as they are
@@ -103,6 +107,9 @@ def _plain_item(key: str, value: Any) -> Any:
     return _plain(value)
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None)))  # the exact types: not numpy's scalars
+_skipped = functools.cache(is_skipped_key)  # per key name (a few dozen): ~1 us a call otherwise
+
 # little-endian numpy dtypes plotly.js reads as typed arrays (`plotlyjsShortTypes`); 64-bit
 # integers, which plotly narrows first, and other byte orders go through plotly
 _TYPED_ARRAYS = {
@@ -112,18 +119,61 @@ _TYPED_ARRAYS = {
 
 
 def _default_template() -> dict[str, Any] | None:
-    """The plain form of plotly's default template, as a `go.Figure` puts it in its layout;
-    None if there is none. Kept per template name (a template object is read each time)."""
+    """The plain form of plotly's default template, as a `go.Figure` puts it in its layout,
+    read-only (`_read_only`); None if there is none. Kept per template name (a template
+    object is read each time)."""
     default = pio.templates.default
     if default is None or isinstance(default, str):
         return _template_named(default)
-    return go.Figure().to_dict()["layout"].get("template")
+    return _read_only(go.Figure().to_dict()["layout"].get("template"))
 
 
 @functools.lru_cache(maxsize=4)
 def _template_named(name: str | None) -> dict[str, Any] | None:
     """`_default_template()` while the default template is `name`."""
-    return go.Figure().to_dict()["layout"].get("template")
+    return _read_only(go.Figure().to_dict()["layout"].get("template"))
+
+
+class _ReadOnly:
+    """A dict or list that refuses every change: the default template, one for all plain forms
+    (each used to get a copy of its ~150 dicts and lists: a third of a heatmap's plain form).
+    A copy of it (`copy.copy`, `copy.deepcopy`) is an ordinary, changeable one."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError(
+            "The default template of a plain figure's `to_dict` is shared by every figure and "
+            "cannot be changed. Copy it first (`copy.deepcopy`) or set the layout's own template."
+        )
+
+    def __copy__(self) -> Any:
+        return self._plain_type(self)  # plotly copies what it takes apart
+
+    def __deepcopy__(self, memo: dict) -> Any:
+        return copy.deepcopy(self._plain_type(self), memo)
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self._plain_type(self),)  # unpickled whole, not item by item
+
+
+class _ReadOnlyDict(_ReadOnly, dict):
+    _plain_type = dict
+    __setitem__ = __delitem__ = __ior__ = _ReadOnly._refuse
+    clear = pop = popitem = setdefault = update = _ReadOnly._refuse
+
+
+class _ReadOnlyList(_ReadOnly, list):
+    _plain_type = list
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _ReadOnly._refuse
+    append = clear = extend = insert = pop = remove = reverse = sort = _ReadOnly._refuse
+
+
+def _read_only(value: Any) -> Any:
+    """`value` with its dicts and lists made read-only, at every depth."""
+    if isinstance(value, dict):
+        return _ReadOnlyDict((key, _read_only(item)) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return _ReadOnlyList(_read_only(item) for item in value)
+    return value
 
 
 class FrozenFigure(PlainFigure):

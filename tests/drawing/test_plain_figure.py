@@ -141,3 +141,33 @@ def test_a_layout_s_own_template_is_kept_as_plotly_keeps_it():
     assert plain["layout"]["template"] == own
     assert plain == go.Figure(data=traces, layout=layout).to_dict()
     assert "template" in PlainFigure.of(traces, {"height": 200}).to_dict()["layout"]  # default
+
+
+def test_every_plain_form_shares_one_default_template_that_refuses_change():
+    # the template was copied into each plain form: a third of a heatmap's to_dict, six times a run
+    import copy
+    import pickle
+
+    import plotly.graph_objects as go
+
+    first, second = (heatmap(np.eye(n), kind="weights", title="eye").to_dict() for n in (2, 3))
+    template = first["layout"]["template"]
+    assert second["layout"]["template"] is template
+    assert template == go.Figure().to_dict()["layout"]["template"]  # plotly's own, equal
+    colorway = template["layout"]["colorway"]
+    changes = (
+        lambda: template.update(layout={}), lambda: template.pop("data"),
+        lambda: template["layout"].__setitem__("font", {}), lambda: colorway.append("#fff"),
+        lambda: colorway.__setitem__(0, "#fff"), lambda: colorway.sort(),
+    )  # fmt: skip
+    for change in changes:
+        with pytest.raises(TypeError, match="shared by every figure"):
+            change()
+    assert template == go.Figure().to_dict()["layout"]["template"]  # unchanged
+    for changeable in (copy.deepcopy(template), copy.copy(template)):
+        assert changeable == template and type(changeable) is dict
+        changeable["layout"] = {}  # a copy can be changed
+    deep = copy.deepcopy(template)
+    deep["layout"]["colorway"].append("#fff")
+    assert type(deep["layout"]["colorway"]) is list and colorway[-1] != "#fff"
+    assert pickle.loads(pickle.dumps(template)) == template
