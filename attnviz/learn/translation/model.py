@@ -4,12 +4,13 @@ Shape letters: N texts, S source positions (padded), T decoder steps, D encoder/
 features. A translation returns one row of attention weights per output character, over the
 real source characters only (padding never gets weight: it is masked before the softmax).
 
-Decoding is greedy: the decoder is fed its own best guess one step at a time. Each step reruns
-the whole (small, compiled) network on the prefix decoded so far; the decoder is causal, so the
-rows of earlier steps do not change, and the last run holds every row: the weights, decoder
-states and encoder outputs returned all come from that one run.
+Decoding is greedy: the decoder is fed its own best guess one step at a time, in one graph call
+(`_greedy`). The encoder runs once; each step runs the decoder's GRU one step and attends from
+the new decoder state. The decoder is causal and attends row by row, so each row is, bit for bit,
+what the whole network gives when fed the decoded prefix at once (tests/learn/translation):
+the weights and decoder states returned are those rows.
 
-The model keeps its Keras layers and one `tf.function` of its own, so it survives
+The model keeps its Keras layers and its `tf.function`s, so it survives
 `keras.backend.clear_session()` (Streamlit calls it after every script run).
 """
 
@@ -33,7 +34,7 @@ from attnviz.learn.translation.tasks import Task, get_task
 from attnviz.learn.translation.vocab import END, PAD, START, Vocabulary
 from attnviz.learn.twins import runner
 
-DECODE_CHUNK = 512  # most texts one network run decodes
+DECODE_CHUNK = 512  # most texts one decoding call decodes
 KEPT_TRANSLATIONS = 32  # a shared model's last translations, by text (at most ~0.1 MB each)
 
 
@@ -124,7 +125,7 @@ class CharTranslator:
         return self._translations.get(text, lambda: self.translate_batch([text])[0])
 
     def _decoded_chunks(self, texts: Sequence[str]) -> list:
-        """`_decode_chunk` of `texts` (checked), `DECODE_CHUNK` texts per network run."""
+        """`_decode_chunk` of `texts` (checked), `DECODE_CHUNK` texts per call."""
         if isinstance(texts, str) or not texts:
             raise ValueError(
                 f"`texts` must be a non-empty list of strings. Received: {describe(texts)}."
@@ -149,7 +150,7 @@ class Seq2SeqAttention(CharTranslator):
     Args: as `CharTranslator` (config: a `NetworkConfig`, the sizes and the score).
     """
 
-    DECODING = "_decode_all"
+    DECODING = "_greedy"
 
     def __init__(self, task: str, config: NetworkConfig, seed: int | None = 0) -> None:
         super().__init__(task, config, seed)
@@ -175,6 +176,7 @@ class Seq2SeqAttention(CharTranslator):
             ],
             autograph=False,
         )  # -> logits (N, T, V), weights (N, T, S), dec (N, T, D)
+        self._greedy = tf.function(self._greedy_steps, input_signature=[sources], autograph=False)
 
     @property
     def trainer(self) -> keras.Model:
@@ -192,7 +194,7 @@ class Seq2SeqAttention(CharTranslator):
         return {w.name: np.asarray(w.numpy(), dtype=np.float32) for w in scorer.weights}
 
     def translate_batch(self, texts: Sequence[str]) -> list[Translation]:
-        """`translate` for many texts at once (one network run per decoder step)."""
+        """`translate` for many texts at once (one graph call per `DECODE_CHUNK` texts)."""
         decoded = self._decode(texts)
         return [self._translation(text, decoded, i) for i, text in enumerate(texts)]
 
@@ -248,26 +250,39 @@ class Seq2SeqAttention(CharTranslator):
         )
 
     def _decode(self, texts: Sequence[str]) -> _Decoded:
-        """Greedy decoding of `texts` (checked), `DECODE_CHUNK` texts per network run."""
+        """Greedy decoding of `texts` (checked), `DECODE_CHUNK` texts per call."""
         parts = self._decoded_chunks(texts)
         return _Decoded(*(np.concatenate(arrays) for arrays in zip(*parts, strict=True)))
 
     def _decode_chunk(self, sources: np.ndarray) -> _Decoded:
-        """Greedy decoding of `(N, S)` source ids, one network run per step, on this model's
-        own functions (`_decoded_chunks` picks the model or its twin)."""
-        n, steps = len(sources), self.vocab.target_steps
-        dec_in = np.zeros((n, steps), dtype=np.int32)  # (N, T)
-        dec_in[:, 0] = START
-        ids = np.zeros((n, steps), dtype=np.int32)  # (N, T)
-        done = np.zeros(n, dtype=bool)
-        enc, state = self._encode(sources)  # (N, S, D), (N, D)
-        for t in range(steps):
-            logits, weights, dec = self._decode_all(dec_in, enc, state, sources)  # (N, T, ·)
-            step_logits = logits[:, t].numpy()  # (N, V)
-            step_logits[:, [PAD, START]] = -np.inf  # never predicted
-            ids[:, t] = step_logits.argmax(axis=-1)
-            done |= ids[:, t] == END
-            if done.all() or t + 1 == steps:
-                break
-            dec_in[:, t + 1] = ids[:, t]
-        return _Decoded(ids, weights.numpy(), dec.numpy(), enc.numpy())
+        """Greedy decoding of `(N, S)` source ids: one graph call (`_greedy`) on this model's own
+        functions (`_decoded_chunks` picks the model or its twin)."""
+        return _Decoded(*(np.asarray(part) for part in self._greedy(sources)))
+
+    def _greedy_steps(self, sources: tf.Tensor) -> tuple[tf.Tensor, ...]:
+        """The decoding loop of `_greedy`, in the graph: the encoder runs once, then step t feeds
+        output t - 1 (START first) to the decoder (`Decoder.step`) and picks output t from row
+        t's logits (PAD and START never); every text is fed its own pick, also after its end. It
+        stops when every text has ended or the steps run out. Returns the ids `(N, T)`, the last
+        step's weights `(N, T, S)`, the decoder states `(N, T, D)` (0 after the last step) and
+        the encoder outputs `(N, S, D)`."""
+        decoder, steps = self.networks.decoder, self.vocab.target_steps
+        never = tf.constant(
+            np.isin(np.arange(self.vocab.target_size), [PAD, START]), dtype=tf.bool
+        )  # (V,)
+        enc, state = self.networks.encoder(sources, training=False)  # (N, S, D), (N, D)
+        n, s, d = tf.shape(sources)[0], self.vocab.max_source_len, enc.shape[-1]
+        mask = tf.broadcast_to(tf.not_equal(sources, PAD)[:, None, :], [n, steps, s])  # (N, T, S)
+
+        def step(t, token, state, dec, ids, done, _weights):
+            state, dec, logits, weights = decoder.step(token, state, dec, t, enc, mask)
+            pick = tf.argmax(tf.where(never, -np.inf, logits[:, t]), axis=-1, output_type=tf.int32)
+            ids = tf.where(tf.one_hot(t, steps, dtype=tf.int32) > 0, pick[:, None], ids)  # col t
+            return t + 1, pick, state, dec, ids, done | (pick == END), weights
+
+        start = (0, tf.fill([n], START), state, tf.zeros([n, steps, d]),  # t, token, state, dec
+                 tf.zeros([n, steps], tf.int32), tf.zeros([n], tf.bool),  # ids, done
+                 tf.zeros([n, steps, s]))  # weights  # fmt: skip
+        going = lambda t, *parts: (t < steps) & ~tf.reduce_all(parts[4])  # noqa: E731 - parts[4]: done
+        _, _, _, dec, ids, _, weights = tf.while_loop(going, step, start)
+        return ids, weights, dec, enc

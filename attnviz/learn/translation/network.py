@@ -133,6 +133,22 @@ class Decoder(keras.layers.Layer):
         both = ops.concatenate([context, dec], axis=-1)  # (B, T, 2D)
         return self.logits(self.combine(both)), weights, dec  # (B, T, V), (B, T, S), (B, T, D)
 
+    def step(self, token, state, dec, t, enc, mask):
+        """One step of greedy decoding: the GRU's step `t` on `token (B,)` ids from `state (B, D)`
+        makes row `t` of the decoder states `dec (B, T, D)`; then attention and the logits of
+        every row, as `call` computes them (the same shapes, hence the same arithmetic: row `t`
+        is bit for bit what `call` gives on the same inputs; the rows after `t` are not read).
+
+        `mask (B, T, S)`: True where a key may be attended (the source's real characters).
+        Returns the new state `(B, D)`, `dec`, `logits (B, T, V)` and `weights (B, T, S)`.
+        """
+        state, _ = self.gru.cell(self.embedding(token), [state], training=False)  # (B, D)
+        row = ops.one_hot(t, ops.shape(dec)[1], dtype="bool")  # (T,)
+        dec = ops.where(row[None, :, None], state[:, None, :], dec)  # row t is the new state
+        context, weights = self.attention(dec, enc, enc, mask, return_attention_scores=True)
+        both = ops.concatenate([context, dec], axis=-1)  # (B, T, 2D)
+        return state, dec, self.logits(self.combine(both)), weights
+
 
 def build_networks(config: NetworkConfig, vocab: Vocabulary) -> Networks:
     """Build the (untrained) networks; weights are drawn from Keras's global seed."""
