@@ -8,12 +8,20 @@ session middleware, `st.login`) stays valid when its browser moves to another. n
 the foreground with its own prefix folder (config, pid, access log, temp files), so it needs no
 root and touches nothing of the system's nginx.
 
+Each replica's TensorFlow runs its operations on its share of the machine's cores
+(`replica_env`: cores // replicas threads, at least 1), as one does for each worker of a
+multi-process server: with every replica sizing its thread pools for all the cores, the pools of
+K replicas outnumbered the cores K times, and a page run's small operations (a 16-token
+attention, a translation's decoding) spent more CPU handing work to pool threads than doing it.
+A variable that the caller's environment or `env` sets already is left as it is.
+
 Used by `python -m deploy.run` (the command), `tests/project/test_deploy.py` and the load
 benchmark (`python -m bench.benchmark --only load --through-nginx K`).
 """
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import tempfile
@@ -24,7 +32,16 @@ from deploy import servers
 from deploy.nginx_config import COOKIE, HEADER, render, replica_id
 
 NGINX = "/usr/sbin/nginx"  # Debian's package (`apt-get install nginx`)
-__all__ = ["COOKIE", "HEADER", "NGINX", "Cluster", "nginx_missing", "start"]
+__all__ = [
+    "COOKIE",
+    "HEADER",
+    "NGINX",
+    "TF_THREADS",
+    "Cluster",
+    "nginx_missing",
+    "replica_env",
+    "start",
+]
 
 
 @dataclass
@@ -73,6 +90,22 @@ def _port(server: servers.Server) -> int:
     return int(server.url.rsplit(":", 1)[1])
 
 
+TF_THREADS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")  # read when TF starts
+
+
+def replica_env(
+    replicas: int, env: dict[str, str] | None = None, cores: int | None = None
+) -> dict[str, str]:
+    """`env` plus, for each of TensorFlow's two thread pools, a replica's share of `cores`
+    (default: the cores this process may run on): cores // replicas threads, at least 1; a
+    variable that `env` or this process's environment sets already is left to it."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    share = str(max(1, (cores or 1) // max(1, replicas)))
+    given = {**os.environ, **(env or {})}
+    return {**{name: share for name in TF_THREADS if name not in given}, **(env or {})}
+
+
 def _start_replica(
     app: str, port: int | None = None, env: dict[str, str] | None = None
 ) -> servers.Server:
@@ -97,7 +130,8 @@ def start(
     """Start `replicas` servers of `app` ("attnviz", or the benchmark's "floor") and nginx in
     front of them on `host`:`port` (0: a free port); returns when nginx answers health checks.
     `env` is added to every replica's environment, also of those restarted later (e.g.
-    `ATTNVIZ_REDIS_URL`, `deploy.redis`: the replicas then share their classes).
+    `ATTNVIZ_REDIS_URL`, `deploy.redis`: the replicas then share their classes), with each
+    replica's share of the cores for TensorFlow's threads (`replica_env`).
 
     Raises:
         ValueError: for fewer than 1 replica.
@@ -107,6 +141,7 @@ def start(
         raise ValueError(f"A cluster needs at least 1 replica. Received replicas={replicas}.")
     if reason := nginx_missing():
         raise RuntimeError(reason)
+    env = replica_env(replicas, env)  # with TensorFlow's threads: a replica's share of the cores
     started = [_start_replica(app, env=env) for _ in range(replicas)]  # they start side by side
     for server in started:
         servers.wait_healthy(server)

@@ -127,14 +127,20 @@ def test_help_says_a_class_needs_redis_with_several_replicas(capsys):
     assert "a class needs --redis with more than one replica" in help_text
 
 
-def test_the_cluster_gives_the_environment_to_every_replica_and_to_one_started_again(started):
+def test_the_cluster_gives_the_environment_to_every_replica_and_to_one_started_again(
+    started, monkeypatch
+):
+    for name in cluster.TF_THREADS:
+        monkeypatch.delenv(name, raising=False)
     running = cluster.start(2, env={"ATTNVIZ_REDIS_URL": URL})
     try:
         first, second, nginx = started
         assert (first.name, second.name, nginx.name) == ("attnviz", "attnviz", "nginx")
+        share = cluster.replica_env(2)  # TensorFlow's threads: each replica its share of the cores
         for replica in (first, second):
             assert replica.env["ATTNVIZ_REDIS_URL"] == URL
             assert "STREAMLIT_SERVER_COOKIE_SECRET" in replica.env  # still shared
+            assert {name: replica.env[name] for name in cluster.TF_THREADS} == share
         assert "ATTNVIZ_REDIS_URL" not in nginx.env
         again = running.restart("r1")
         assert first.stopped and again is started[3] and again.url == first.url
