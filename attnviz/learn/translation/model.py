@@ -283,6 +283,9 @@ class Seq2SeqAttention(CharTranslator):
         start = (0, tf.fill([n], START), state, tf.zeros([n, steps, d]),  # t, token, state, dec
                  tf.zeros([n, steps], tf.int32), tf.zeros([n], tf.bool),  # ids, done
                  tf.zeros([n, steps, s]))  # weights  # fmt: skip
-        going = lambda t, *parts: (t < steps) & ~tf.reduce_all(parts[4])  # noqa: E731 - parts[4]: done
+
+        def going(t, _token, _state, _dec, _ids, done, _weights):
+            return (t < steps) & ~tf.reduce_all(done)
+
         _, _, _, dec, ids, _, weights = tf.while_loop(going, step, start)
         return ids, weights, dec, enc
