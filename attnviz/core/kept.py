@@ -29,6 +29,10 @@ class Kept:
         with self._lock:
             return len(self._things)
 
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            return key in self._things
+
     def get(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """What is kept under `key`, else `build()` (kept unless it is None). A key that cannot
         be hashed is built each time and not kept."""

@@ -6,12 +6,11 @@ head as the explorer opens it (and again from a link). Wiring only: the model is
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from attnviz.core.kept import Kept
 from attnviz.core.score_kinds import SCORE_KINDS
 from attnviz.core.settings import AttentionSettings
 from attnviz.core.ways import get_way
@@ -93,9 +92,8 @@ def traced(model: TransformerTranslator, text: str) -> TransformerTrace | None:
     return shown(lambda: kept_trace(model, text))
 
 
-_TRACES: OrderedDict[tuple[int, str], tuple[Any, Any]] = OrderedDict()  # (model id, text) ->
-# (the model, kept beside its trace so that its id is never reused; the trace), oldest first
-_TRACES_LOCK = threading.Lock()
+_TRACES = Kept(TRACES_KEPT)  # (model id, text) -> (the model, kept beside its trace so that its
+# id is never reused; the trace)
 
 
 def kept_trace(model: TransformerTranslator, text: str) -> TransformerTrace:
@@ -104,19 +102,7 @@ def kept_trace(model: TransformerTranslator, text: str) -> TransformerTrace:
     same text (the warm-up traces each task's example), and clicking through heads does not
     run the model again. Traces are shared read-only, as the shipped models are. Raises what
     `model.trace` raises (nothing is kept then)."""
-    key = (id(model), text)
-    with _TRACES_LOCK:
-        kept = _TRACES.get(key)
-        if kept is not None:
-            _TRACES.move_to_end(key)
-            return kept[1]
-    trace = model.trace(text)  # outside the lock: another session's trace may run beside it
-    with _TRACES_LOCK:
-        _TRACES[key] = (model, trace)
-        _TRACES.move_to_end(key)
-        while len(_TRACES) > TRACES_KEPT:
-            _TRACES.popitem(last=False)
-    return trace
+    return _TRACES.get((id(model), text), lambda: (model, model.trace(text)))[1]
 
 
 def shipped_trace(task: str) -> TransformerTrace | None:

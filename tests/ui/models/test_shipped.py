@@ -3,6 +3,7 @@ the sessions that read the same model on the same text."""
 
 import pytest
 
+from attnviz.core.kept import Kept
 from attnviz.ui.models import shipped
 
 
@@ -30,7 +31,7 @@ def test_a_trace_is_run_once_per_model_and_text_and_kept_for_every_session():
 
 
 def test_the_oldest_traces_go_first_and_a_failed_trace_is_not_kept(monkeypatch):
-    monkeypatch.setattr(shipped, "TRACES_KEPT", 2)
+    monkeypatch.setattr(shipped, "_TRACES", Kept(2))  # TRACES_KEPT = 2
     model = _Model()
     for text in ("a", "b", "a", "c"):  # "a" read again: "b" is the oldest when "c" comes
         shipped.kept_trace(model, text)
