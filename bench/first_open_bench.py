@@ -1,5 +1,5 @@
 """First open: each page's first visit after the server's warm-up, until all its charts are
-painted, attnviz beside a floor page drawing the same heatmaps.
+painted, attnviz beside a floor page drawing as many charts of the same heatmaps.
 
 Shape letters: T rows, S columns of one heatmap.
 
@@ -16,11 +16,12 @@ with its image) and stays drawn, and the last successful `script_finished` on th
 websocket. The page must then be idle and stay so for `QUIET_S`.
 
 The floor (`bench/floor_charts.py`) then draws the same charts in a new tab of the same browser,
-from its own server: as many charts, each with as many heatmap traces of the same T × S (random
-numbers, no TensorFlow, no labels or widgets). Its server runs from the start of the section.
-Target: every first open within `RATIO` × the floor's new-tab open of the same charts, in the
-same round. The pages are the explorer's (`PAGES`) and every lesson that draws charts
-(`LESSON_PAGES`: lesson 9 draws none before its Train button is pressed).
+from its own server: as many charts, each with as many heatmap traces of the same T × S, and for
+each of the page's charts without heatmaps (curves, bars) a chart of as many lines of as many
+points (random numbers, no TensorFlow, no labels or widgets). Its server runs from the start of
+the section. Target: every first open within `RATIO` × the floor's new-tab open of the same
+charts, in the same round. The pages are the explorer's (`PAGES`) and every lesson that draws
+charts (`LESSON_PAGES`: lesson 9 draws none before its Train button is pressed).
 
 Opened inside the app (`IN_APP`), as a class moves through it: a second server per round, after
 its warm-up, and one tab that opens the start page and follows its link to each page (an
@@ -128,13 +129,19 @@ READINGS = """() => { const click = window.__painted.click;
   return [window.__painted.since, window.__runs.ended.at(-1) ?? null,
           window.__runs.requested.find((t) => click === null || t >= click) ?? null, click]; }"""
 
-# Per plotly chart holding heatmaps: "traces.T.S" (T × S of its first heatmap), in page order.
+# Per plotly chart, in page order: "traces.T.S" for one holding heatmaps (T × S of its first), or
+# "0.K.P" for one without (curves, bars): K traces that hold points, P points in the longest.
 CHART_SPEC = """() => Array.from(document.querySelectorAll('.js-plotly-plot'), (div) => {
-  const heatmaps = (div._fullData || []).filter((t) => t.type === 'heatmap');
-  if (!heatmaps.length) return null;
+  const data = div._fullData || [];
+  const heatmaps = data.filter((t) => t.type === 'heatmap');
+  if (!heatmaps.length) {
+    const sizes = data.map((t) => Math.max((t.x || []).length, (t.y || []).length))
+      .filter((n) => n > 0);
+    return `0.${Math.max(1, sizes.length)}.${Math.max(1, ...sizes)}`;
+  }
   const z = heatmaps[0].z || [[0]];
   return `${heatmaps.length}.${Math.max(1, z.length)}.${Math.max(1, (z[0] || [0]).length)}`;
-}).filter((spec) => spec !== null)"""
+})"""
 
 
 @dataclass(frozen=True)
@@ -145,7 +152,7 @@ class Visit:
     painted: float  # its start to all charts painted, s
     ended: float  # its start to the last successful run end, s
     server: float  # the page's first rerun request to the last run's end: the server's part, s
-    spec: tuple[str, ...]  # its heatmap charts, "traces.T.S" each
+    spec: tuple[str, ...]  # its charts, "traces.T.S" each ("0.K.P": a chart of K lines)
     problems: tuple[str, ...] = ()  # tracebacks or runs that ended otherwise
 
 
@@ -334,6 +341,7 @@ def _figure(name: str, visits: list[Visit], floors: list[Visit], warm: list[floa
     ours = statistics.median(v.seconds for v in visits)
     floor = statistics.median(v.seconds for v in floors)
     charts = sorted({len(v.spec) for v in visits})
+    lines = sorted({sum(s.startswith("0.") for s in v.spec) for v in visits})
     heatmaps = sorted({sum(int(s.split(".")[0]) for s in v.spec) for v in visits})
     problems = sorted({p for v in visits for p in v.problems})
     note = (
@@ -341,8 +349,9 @@ def _figure(name: str, visits: list[Visit], floors: list[Visit], warm: list[floa
         f"launch); attnviz {_seconds([v.seconds for v in visits])} (charts painted "
         f"{_seconds([v.painted for v in visits])}, run ended {_seconds([v.ended for v in visits])};"
         f" the server's part, request to run end: {_seconds([v.server for v in visits])}); "
-        f"{'/'.join(map(str, charts))} heatmap charts, {'/'.join(map(str, heatmaps))} heatmaps, "
-        "drawn by the floor too" + (f"; WARNING: {', '.join(problems)}" if problems else "")
+        f"{'/'.join(map(str, charts))} charts ({'/'.join(map(str, lines))} of lines or bars), "
+        f"{'/'.join(map(str, heatmaps))} heatmaps, drawn by the floor too"
+        + (f"; WARNING: {', '.join(problems)}" if problems else "")
     )
     return Figure(name, ours, "floor", floor, "s", f"≤ {RATIO}× floor",
                   ours <= RATIO * floor, note)  # fmt: skip

@@ -1,15 +1,16 @@
 """The floor of the first-open benchmark: the least Streamlit page that draws a given set of
-heatmaps, for a first visit to compare with a first visit to an attnviz page.
+charts, for a first visit to compare with a first visit to an attnviz page.
 
-Shape letters: T rows, S columns of one heatmap.
+Shape letters: T rows, S columns of one heatmap; K lines of P points of one line chart.
 
-The URL's `spec` lists the charts of the attnviz page measured, one `n.t.s` per chart (n heatmap
-traces of T × S cells each, e.g. `6.16.16,1.5.5,384.5.5`); this page draws as many charts,
-each with as many heatmap traces of random numbers (numpy float32, from `seed`), in subplots of
-one figure, two charts a row. Plain dict traces, not validated (as attnviz's grids are built):
-no TensorFlow, no tick labels, no hover text, no other widgets, so whatever attnviz takes
-beyond this page is its own. Run from `bench/`: `streamlit run floor_charts.py`, then open
-`/?spec=6.16.16`.
+The URL's `spec` lists the charts of the attnviz page measured, one `n.t.s` per chart: n heatmap
+traces of T × S cells each, or, with n = 0, a chart of no heatmap (attnviz's curves and bars)
+as `0.k.p`, K traces of at most P points (e.g. `6.16.16,1.5.5,384.5.5,0.3.40`). This page draws
+as many charts, each with as many heatmap traces of random numbers (numpy float32, from
+`seed`) in subplots of one figure, or as many lines of as many random points, two charts a row.
+Plain dict traces, not validated (as attnviz's grids are built): no TensorFlow, no tick labels,
+no hover text, no other widgets, so whatever attnviz takes beyond this page is its own. Run
+from `bench/`: `streamlit run floor_charts.py`, then open `/?spec=6.16.16`.
 
 For a page opened inside the app (a link followed without reloading the page), open
 `/start?next=6.16.16`: a page with one link, "Open the charts", to the charts of `next`.
@@ -29,16 +30,20 @@ BARE = dict(showticklabels=False, ticks="")  # no tick labels: the least a heatm
 
 
 def parse_spec(spec: str) -> list[tuple[int, int, int]]:
-    """`(traces, T, S)` per chart from "n.t.s,n.t.s,…" (nothing for an empty spec)."""
+    """`(heatmaps, T, S)` per chart from "n.t.s,n.t.s,…", `(0, K, P)` for a chart of lines
+    (nothing for an empty spec)."""
     charts = []
     for part in filter(None, spec.split(",")):
-        n, t, s = (max(1, int(x)) for x in part.split("."))
-        charts.append((n, t, s))
+        n, t, s = (int(x) for x in part.split("."))
+        charts.append((max(0, n), max(1, t), max(1, s)))
     return charts
 
 
 def chart(rng: np.random.Generator, n: int, t: int, s: int) -> go.Figure:
-    """One figure of `n` heatmaps of `t × s` random numbers, `PER_ROW` subplots a row."""
+    """One figure of `n` heatmaps of `t × s` random numbers, `PER_ROW` subplots a row; with
+    `n` = 0, `lines(rng, t, s)`."""
+    if n == 0:
+        return lines(rng, t, s)
     rows, cols = math.ceil(n / PER_ROW), min(n, PER_ROW)
     traces, layout = [], {}
     for k in range(n):
@@ -56,6 +61,15 @@ def chart(rng: np.random.Generator, n: int, t: int, s: int) -> go.Figure:
         height=rows * (CELL_PX + GAP_PX) + 60,
         margin=dict(l=30, r=70, t=30, b=30),
     )
+    return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def lines(rng: np.random.Generator, k: int, p: int) -> go.Figure:
+    """One figure of `k` lines of `p` random points each, with markers (as attnviz's curves)."""
+    x = np.arange(p)
+    traces = [dict(type="scatter", x=x, y=rng.random(p, dtype=np.float32), mode="lines+markers")
+              for _ in range(k)]  # fmt: skip
+    layout = dict(xaxis=BARE, yaxis=BARE, showlegend=False, margin=dict(l=30, r=30, t=30, b=30))
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 

@@ -38,7 +38,7 @@ TITLES = {
     "your_model": "7. Your model: click a head of a 12 × 12-head encoder → enlarged, vs the "
     "floor app (bench/floor_model_view.py)",
     "first_open": "8. First open after the warm-up: each page's charts painted, vs a floor page "
-    "drawing the same heatmaps (bench/floor_charts.py)",
+    "drawing as many charts of the same heatmaps (bench/floor_charts.py)",
     "memory": "9. Memory: server RSS over reruns with changing sizes",
     "load": "10. Load: a classroom on one server (10 / 30 / 60 sessions each with its own "
     "input), a lecture hall of 200 on 2 replicas behind nginx, the students one core serves",
